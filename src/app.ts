@@ -1,0 +1,118 @@
+/**
+ * @module createApp(deps): the one Hono app. The whole routing table and its edges (body limit,
+ * request context, errors) are readable here; each feature brings its own sub-app.
+ */
+import { randomUUID } from 'node:crypto';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import { secureHeaders } from 'hono/secure-headers';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { DatabaseHandle } from './db/connect.js';
+import { isDatabaseUnavailable } from './db/errors.js';
+import { AppError } from './errors.js';
+import { resolveClientIp } from './http/client-ip.js';
+import type { AppEnv } from './http/env.js';
+import type { Logger } from './logger.js';
+import type { PasswordFlowDeps } from './password/flow.js';
+import { createPasswordRoutes } from './password/routes.js';
+import type { SessionCookieSettings } from './session/cookie.js';
+import type { SessionDeps } from './session/flow.js';
+import { createSessionRoutes } from './session/routes.js';
+
+export const MAX_BODY_BYTES = 16 * 1024;
+const MAX_USER_AGENT_CHARS = 512;
+
+export interface AppDeps {
+  config: Readonly<Config>;
+  clock: Clock;
+  logger: Logger;
+  database: Pick<DatabaseHandle, 'ping'>;
+  cookie: SessionCookieSettings;
+  session: SessionDeps;
+  password: PasswordFlowDeps;
+}
+
+function errorBody(error: AppError): Record<string, unknown> {
+  return error.issues ? { error: error.code, message: error.message, issues: error.issues } : { error: error.code, message: error.message };
+}
+
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use('*', async (c, next) => {
+    const requestId = randomUUID();
+    c.set('requestContext', {
+      ip: resolveClientIp({
+        remoteAddress: c.env?.remoteAddress,
+        forwardedFor: c.req.header('x-forwarded-for'),
+        trustProxyHops: deps.config.trustProxyHops,
+      }),
+      userAgent: c.req.header('user-agent')?.slice(0, MAX_USER_AGENT_CHARS) ?? null,
+      now: deps.clock.now(),
+      requestId,
+    });
+    c.header('X-Request-Id', requestId);
+    await next();
+  });
+
+  app.use(
+    '/api/*',
+    secureHeaders({
+      contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
+      referrerPolicy: 'no-referrer',
+      crossOriginResourcePolicy: 'same-origin',
+      xFrameOptions: 'DENY',
+      // HSTS only where the service is served over HTTPS; on plain-HTTP development setups
+      // it would pin browsers to an HTTPS that does not exist.
+      strictTransportSecurity: deps.config.mode === 'production' ? 'max-age=31536000; includeSubDomains' : false,
+    }),
+    async (c, next) => {
+      await next();
+      // Answers about who is signed in must never be cached by a browser or a proxy.
+      c.header('Cache-Control', 'no-store');
+    },
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: () => {
+        throw new AppError('payload_too_large', 413, `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+      },
+    }),
+  );
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    try {
+      await deps.database.ping();
+      return c.json({ status: 'ready', database: 'ok' });
+    } catch {
+      return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
+    }
+  });
+
+  app.route('/api/auth', createPasswordRoutes({ flow: deps.password, cookie: deps.cookie }));
+  app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie }));
+
+  app.notFound((c) => c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404));
+
+  app.onError((error, c) => {
+    const requestId = c.get('requestContext')?.requestId ?? randomUUID();
+    if (error instanceof AppError) {
+      if (error.retryAfterSeconds !== undefined) c.header('Retry-After', String(error.retryAfterSeconds));
+      return c.json(errorBody(error), error.status);
+    }
+    if (error instanceof HTTPException && error.status < 500) {
+      return c.json({ error: 'validation_error', message: 'The request could not be read.' }, 400);
+    }
+    if (isDatabaseUnavailable(error)) {
+      deps.logger.warn({ requestId, code: (error as { code?: unknown }).code }, 'database unavailable');
+      c.header('Retry-After', '5');
+      return c.json({ error: 'service_unavailable', message: 'The service is temporarily unavailable. Try again shortly.', requestId }, 503);
+    }
+    deps.logger.error({ requestId, err: error }, 'unhandled error');
+    return c.json({ error: 'internal_error', message: 'Something went wrong on our side.', requestId }, 500);
+  });
+
+  return app;
+}

@@ -1,0 +1,284 @@
+/**
+ * @module Configuration: one typed, validated, frozen object built from the environment once,
+ * at start. Nothing else reads `process.env`. A bad value stops the start with a message that
+ * names the variable and the form it expects (DESIGN §3).
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+export type RateLimitName =
+  | 'register'
+  | 'login'
+  | 'passwordResetRequest'
+  | 'passwordResetConfirm'
+  | 'verifyEmail'
+  | 'resendVerification';
+
+export interface RateLimitRule {
+  points: number;
+  durationSeconds: number;
+}
+
+export type DatabaseTarget =
+  | { kind: 'sqlite'; filename: string }
+  | { kind: 'postgres'; connectionString: string };
+
+export interface GitHubProviderConfig {
+  clientId: string;
+  clientSecret: string;
+  authUrl: string;
+  apiUrl: string;
+}
+
+export interface Config {
+  mode: 'production' | 'development' | 'default';
+  port: number;
+  host: string;
+  baseUrl: string;
+  database: DatabaseTarget;
+  /** Folder for local state: the SQLite file and the generated development JWT secret. */
+  dataDir: string;
+  redisUrl: string | null;
+  /** null only outside production, until the server fills it from the data folder. */
+  jwtSecret: string | null;
+  sessionExpiresInSeconds: number;
+  sessionCookieName: string;
+  bcryptRounds: number;
+  migrateOnStart: boolean;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  trustProxyHops: number;
+  rateLimits: Readonly<Record<RateLimitName, RateLimitRule>>;
+  lockout: { maxFailures: number; durationSeconds: number };
+  loginPageUrl: string;
+  defaultReturnTo: string;
+  /** The provider flow's settings; each missing or malformed one is named in `oauthProblems`. */
+  github: GitHubProviderConfig | null;
+  authSecret: string | null;
+  encryptionKeys: readonly Buffer[];
+  oauthProblems: readonly string[];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Documented defaults; the spec fixes register and login, the rest are ours (README). */
+export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>> = Object.freeze({
+  register: { points: 5, durationSeconds: 15 * 60 },
+  login: { points: 10, durationSeconds: 15 * 60 },
+  passwordResetRequest: { points: 5, durationSeconds: 15 * 60 },
+  passwordResetConfirm: { points: 10, durationSeconds: 15 * 60 },
+  verifyEmail: { points: 10, durationSeconds: 15 * 60 },
+  resendVerification: { points: 3, durationSeconds: 15 * 60 },
+});
+
+const RATE_LIMIT_VARIABLES: Record<RateLimitName, string> = {
+  register: 'RATE_LIMIT_REGISTER',
+  login: 'RATE_LIMIT_LOGIN',
+  passwordResetRequest: 'RATE_LIMIT_PASSWORD_RESET_REQUEST',
+  passwordResetConfirm: 'RATE_LIMIT_PASSWORD_RESET_CONFIRM',
+  verifyEmail: 'RATE_LIMIT_VERIFY_EMAIL',
+  resendVerification: 'RATE_LIMIT_RESEND_VERIFICATION',
+};
+
+/** Parses `900`, `900s`, `15m` or `1h` into seconds; null when malformed. */
+export function parseDurationSeconds(text: string): number | null {
+  const match = /^(\d{1,9})\s*([smh]?)$/.exec(text.trim());
+  if (!match) return null;
+  const value = Number(match[1]);
+  const unit = match[2] === 'h' ? 3600 : match[2] === 'm' ? 60 : 1;
+  const seconds = value * unit;
+  return seconds > 0 ? seconds : null;
+}
+
+/** Parses `<count>/<window>` such as `10/15m`; null when malformed. */
+export function parseRateLimitRule(text: string): RateLimitRule | null {
+  const [count, window, extra] = text.split('/');
+  if (count === undefined || window === undefined || extra !== undefined) return null;
+  if (!/^\d{1,9}$/.test(count.trim())) return null;
+  const points = Number(count.trim());
+  const durationSeconds = parseDurationSeconds(window);
+  if (points < 1 || durationSeconds === null) return null;
+  return { points, durationSeconds };
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads the environment once; throws ConfigError naming every bad variable. */
+export function loadConfig(env: Env): Readonly<Config> {
+  const problems: string[] = [];
+  const read = (name: string): string | undefined => {
+    const value = env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  };
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallback;
+    const parsed = z.coerce.number().int().min(min).max(max).safeParse(raw);
+    if (!/^-?\d+$/.test(raw) || !parsed.success) {
+      problems.push(`${name}: expected a whole number from ${min} to ${max}, got "${raw}"`);
+      return fallback;
+    }
+    return parsed.data;
+  };
+
+  const nodeEnv = read('NODE_ENV');
+  const mode: Config['mode'] =
+    nodeEnv === 'production' ? 'production' : nodeEnv === 'development' ? 'development' : 'default';
+
+  const port = integer('PORT', 3000, 0, 65535);
+  const host = read('HOST') ?? '127.0.0.1';
+
+  let baseUrl = `http://localhost:${port}`;
+  const rawBaseUrl = read('BASE_URL');
+  if (rawBaseUrl !== undefined) {
+    const parsed = z.url({ protocol: /^https?$/ }).safeParse(rawBaseUrl);
+    if (!parsed.success) problems.push(`BASE_URL: expected an http(s) origin such as https://auth.example.com, got "${rawBaseUrl}"`);
+    else baseUrl = new URL(parsed.data).origin;
+  }
+
+  let database: DatabaseTarget = { kind: 'sqlite', filename: './data/gatehouse.db' };
+  const rawDatabaseUrl = read('DATABASE_URL');
+  if (rawDatabaseUrl !== undefined) {
+    if (/^postgres(ql)?:\/\//.test(rawDatabaseUrl)) {
+      database = { kind: 'postgres', connectionString: rawDatabaseUrl };
+    } else if (rawDatabaseUrl.startsWith('sqlite:') && rawDatabaseUrl.length > 'sqlite:'.length) {
+      database = { kind: 'sqlite', filename: rawDatabaseUrl.slice('sqlite:'.length) };
+    } else {
+      problems.push('DATABASE_URL: expected postgres://user@host:port/db, sqlite:<path> or sqlite::memory:');
+    }
+  }
+  const dataDir =
+    database.kind === 'sqlite' && database.filename !== ':memory:'
+      ? path.dirname(path.resolve(database.filename))
+      : path.resolve('data');
+
+  const redisUrl = read('REDIS_URL') ?? null;
+  if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
+    problems.push('REDIS_URL: expected redis://host:port or rediss://host:port');
+  }
+
+  const jwtSecret = read('JWT_SECRET') ?? null;
+  if (jwtSecret === null && mode === 'production') {
+    problems.push('JWT_SECRET: required in production; set it to a random string of at least 32 characters (for example: openssl rand -base64 48)');
+  } else if (jwtSecret !== null && jwtSecret.length < 32) {
+    problems.push('JWT_SECRET: must be at least 32 characters');
+  }
+
+  const sessionExpiresInSeconds = integer('SESSION_EXPIRES_IN', 86400, 60, 31_536_000);
+  const sessionCookieName =
+    read('SESSION_COOKIE_NAME') ?? (mode === 'production' ? '__Host-gatehouse_session' : 'gatehouse_session');
+  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(sessionCookieName)) {
+    problems.push('SESSION_COOKIE_NAME: expected a cookie name (letters, digits and !#$%&\'*+-.^_`|~)');
+  }
+  const bcryptRounds = integer('BCRYPT_ROUNDS', 10, 4, 15);
+
+  const rawMigrate = read('MIGRATE_ON_START');
+  if (rawMigrate !== undefined && !['true', 'false'].includes(rawMigrate)) {
+    problems.push(`MIGRATE_ON_START: expected true or false, got "${rawMigrate}"`);
+  }
+  const migrateOnStart = rawMigrate !== 'false';
+
+  const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+  const rawLogLevel = read('LOG_LEVEL') ?? 'info';
+  const logLevel = logLevels.find((level) => level === rawLogLevel);
+  if (logLevel === undefined) problems.push(`LOG_LEVEL: expected one of ${logLevels.join(', ')}`);
+
+  const trustProxyHops = integer('TRUST_PROXY', 0, 0, 10);
+
+  const rateLimits = { ...DEFAULT_RATE_LIMITS };
+  for (const [name, variable] of Object.entries(RATE_LIMIT_VARIABLES) as [RateLimitName, string][]) {
+    const raw = read(variable);
+    if (raw === undefined) continue;
+    const rule = parseRateLimitRule(raw);
+    if (rule === null) problems.push(`${variable}: expected <count>/<window> such as 10/15m (window in seconds or with s, m, h), got "${raw}"`);
+    else rateLimits[name] = rule;
+  }
+
+  const maxFailures = integer('LOCKOUT_MAX_FAILURES', 5, 1, 1000);
+  let lockoutDurationSeconds = 15 * 60;
+  const rawLockoutDuration = read('LOCKOUT_DURATION');
+  if (rawLockoutDuration !== undefined) {
+    const seconds = parseDurationSeconds(rawLockoutDuration);
+    if (seconds === null) problems.push(`LOCKOUT_DURATION: expected a duration such as 900, 15m or 1h, got "${rawLockoutDuration}"`);
+    else lockoutDurationSeconds = seconds;
+  }
+
+  const loginPageUrl = read('LOGIN_PAGE_URL') ?? '/login';
+  const defaultReturnTo = read('DEFAULT_RETURN_TO') ?? '/dashboard';
+  for (const [variable, value] of [['LOGIN_PAGE_URL', loginPageUrl], ['DEFAULT_RETURN_TO', defaultReturnTo]] as const) {
+    if (!value.startsWith('/') || value.startsWith('//') || value.includes('\\')) {
+      problems.push(`${variable}: expected a path on this origin starting with /, got "${value}"`);
+    }
+  }
+
+  // The provider flow's variables never stop the start: the rest of the service runs
+  // without them, and the flow names what is missing (DESIGN §3).
+  const oauthProblems: string[] = [];
+  const clientId = read('GITHUB_CLIENT_ID');
+  const clientSecret = read('GITHUB_CLIENT_SECRET');
+  if (clientId === undefined) oauthProblems.push('GITHUB_CLIENT_ID must be set');
+  if (clientSecret === undefined) oauthProblems.push('GITHUB_CLIENT_SECRET must be set');
+  const providerUrl = (name: string, fallback: string): string => {
+    const raw = read(name) ?? fallback;
+    if (!z.url({ protocol: /^https?$/ }).safeParse(raw).success) {
+      problems.push(`${name}: expected an http(s) URL, got "${raw}"`);
+      return fallback;
+    }
+    return raw.replace(/\/+$/, '');
+  };
+  const authUrl = providerUrl('GITHUB_AUTH_URL', 'https://github.com/login/oauth');
+  const apiUrl = providerUrl('GITHUB_API_URL', 'https://api.github.com');
+  const github = clientId && clientSecret ? { clientId, clientSecret, authUrl, apiUrl } : null;
+
+  const authSecret = read('AUTH_SECRET') ?? null;
+  if (authSecret === null) oauthProblems.push('AUTH_SECRET must be set (at least 16 characters)');
+  else if (authSecret.length < 16) oauthProblems.push('AUTH_SECRET must be at least 16 characters');
+
+  // The first key encrypts; the older ones, comma-separated after it, only decrypt (rotation).
+  const encryptionKeys: Buffer[] = [];
+  const rawKeys = read('ENCRYPTION_KEY_BASE64');
+  if (rawKeys === undefined) {
+    oauthProblems.push('ENCRYPTION_KEY_BASE64 must be set (base64 of 32 random bytes)');
+  } else {
+    for (const part of rawKeys.split(',').map((p) => p.trim())) {
+      const key = /^[A-Za-z0-9+/]+={0,2}$/.test(part) ? Buffer.from(part, 'base64') : Buffer.alloc(0);
+      if (key.length !== 32) {
+        oauthProblems.push('ENCRYPTION_KEY_BASE64 must be the base64 of exactly 32 bytes (for example: openssl rand -base64 32)');
+        encryptionKeys.length = 0;
+        break;
+      }
+      encryptionKeys.push(key);
+    }
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return Object.freeze({
+    mode,
+    port,
+    host,
+    baseUrl,
+    database: Object.freeze(database),
+    dataDir,
+    redisUrl,
+    jwtSecret,
+    sessionExpiresInSeconds,
+    sessionCookieName,
+    bcryptRounds,
+    migrateOnStart,
+    logLevel: logLevel ?? 'info',
+    trustProxyHops,
+    rateLimits: Object.freeze(rateLimits),
+    lockout: Object.freeze({ maxFailures, durationSeconds: lockoutDurationSeconds }),
+    loginPageUrl,
+    defaultReturnTo,
+    github: github && Object.freeze(github),
+    authSecret: authSecret !== null && authSecret.length >= 16 ? authSecret : null,
+    encryptionKeys: Object.freeze(encryptionKeys),
+    oauthProblems: Object.freeze(oauthProblems),
+  });
+}

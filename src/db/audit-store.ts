@@ -1,0 +1,38 @@
+/** @module AuditStore over Kysely. */
+import type { Kysely } from 'kysely';
+import type { AuditMetadata, AuditStore } from '../audit/audit-log.js';
+import type { Database } from './schema.js';
+
+// Column widths from the migration: an over-long header is cut, never refused.
+const MAX_USER_AGENT = 512;
+const MAX_IP = 64;
+
+export function createAuditStore(db: Kysely<Database>): AuditStore {
+  return {
+    async recordEvent(event) {
+      await db
+        .insertInto('audit_events')
+        .values({
+          event_type: event.type,
+          user_id: event.userId,
+          ip: event.ip?.slice(0, MAX_IP) ?? null,
+          user_agent: event.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
+          metadata: JSON.stringify(event.metadata),
+          created_at: event.at.getTime(),
+        })
+        .execute();
+    },
+
+    async listRecentEvents(limit) {
+      const rows = await db.selectFrom('audit_events').selectAll().orderBy('id', 'desc').limit(limit).execute();
+      return rows.map((row) => ({
+        type: row.event_type as 'user_created',
+        userId: row.user_id,
+        ip: row.ip,
+        userAgent: row.user_agent,
+        metadata: JSON.parse(row.metadata) as AuditMetadata,
+        at: new Date(row.created_at),
+      }));
+    },
+  };
+}

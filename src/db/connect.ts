@@ -1,0 +1,84 @@
+/** @module Opens the database named by the configuration: SQLite (better-sqlite3) or PostgreSQL (pg). */
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet } from 'kysely';
+import pg from 'pg';
+import type { DatabaseTarget } from '../config.js';
+import { migrations } from './migrations/index.js';
+import type { Database } from './schema.js';
+
+export interface DatabaseHandle {
+  kysely: Kysely<Database>;
+  dialect: 'sqlite' | 'postgres';
+  /** Answers whether the database takes a query right now (for /readyz). */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+
+export interface OpenDatabaseOptions {
+  /** PostgreSQL only: a schema to create and use (tests use a throwaway one per run). */
+  postgresSchema?: string;
+  /** PostgreSQL only: pool size. */
+  poolSize?: number;
+}
+
+export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): DatabaseHandle {
+  if (target.kind === 'sqlite') {
+    if (target.filename !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(target.filename)), { recursive: true });
+    const connection = new SQLite(target.filename);
+    connection.pragma('journal_mode = WAL');
+    connection.pragma('synchronous = NORMAL');
+    connection.pragma('foreign_keys = ON');
+    connection.pragma('busy_timeout = 5000');
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+    return {
+      kysely,
+      dialect: 'sqlite',
+      ping: async () => {
+        await sql`select 1`.execute(kysely);
+      },
+      close: () => kysely.destroy(),
+    };
+  }
+
+  const pool = new pg.Pool({
+    connectionString: target.connectionString,
+    max: options.poolSize ?? 10,
+    // Bounded waits: when PostgreSQL is down, a request fails fast with 503 instead of hanging.
+    connectionTimeoutMillis: 3000,
+    query_timeout: 10_000,
+    idleTimeoutMillis: 30_000,
+    ...(options.postgresSchema ? { options: `-c search_path=${options.postgresSchema}` } : {}),
+    // BIGINT (epoch milliseconds) fits a JS number exactly; pg returns int8 as a string otherwise.
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  // An idle client that loses its server emits 'error' on the pool; without a listener that
+  // would crash the process. The next query reports the outage (503) instead.
+  pool.on('error', () => {});
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kysely,
+    dialect: 'postgres',
+    ping: async () => {
+      await sql`select 1`.execute(kysely);
+    },
+    close: () => kysely.destroy(),
+  };
+}
+
+/** Applies every pending migration; throws with the failing migration's error. */
+export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResultSet> {
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: { getMigrations: async () => migrations },
+  });
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  return result;
+}

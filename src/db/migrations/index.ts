@@ -1,0 +1,11 @@
+/**
+ * @module The migration list. Imported statically (not read from a folder) so that the same
+ * list runs from TypeScript sources in tests and from the compiled build in production.
+ * Names sort in the order they apply.
+ */
+import type { Migration } from 'kysely';
+import * as m001 from './001-users-sessions-audit.js';
+
+export const migrations: Record<string, Migration> = {
+  '001-users-sessions-audit': m001,
+};

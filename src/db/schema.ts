@@ -1,0 +1,45 @@
+/**
+ * @module Kysely table types. These row shapes never leave `db/`: the stores turn them into
+ * domain types. Times are epoch milliseconds in BIGINT columns on both dialects; booleans are
+ * 0/1 integers, because SQLite has no boolean type and one migration set serves both.
+ */
+import type { Generated } from 'kysely';
+
+export interface UsersTable {
+  id: string;
+  /** Trimmed and lower-cased; unique; null for a provider-only user without a verified email. */
+  email: string | null;
+  /** bcrypt hash; null for a user who signs in only through a provider. */
+  password_hash: string | null;
+  email_verified: number;
+  /** JSON object: user-facing preferences (the spec's temporary fields live in columns). */
+  preferences: string;
+  created_at: number;
+  last_login_at: number | null;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  /** SHA-256 (hex) of the session JWT: the row alone cannot be replayed as a cookie. */
+  token_hash: string;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface AuditEventsTable {
+  id: Generated<number>;
+  event_type: string;
+  user_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  /** JSON object; never a password, token or cookie. */
+  metadata: string;
+  created_at: number;
+}
+
+export interface Database {
+  users: UsersTable;
+  sessions: SessionsTable;
+  audit_events: AuditEventsTable;
+}

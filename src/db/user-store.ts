@@ -1,0 +1,55 @@
+/** @module UserStore over Kysely. */
+import type { Kysely, Selectable } from 'kysely';
+import type { NewUser, User, UserStore } from '../users/user.js';
+import { isUniqueViolation } from './errors.js';
+import type { Database, UsersTable } from './schema.js';
+
+export function toUser(row: Selectable<UsersTable>): User {
+  return {
+    id: row.id,
+    email: row.email,
+    emailVerified: row.email_verified === 1,
+    passwordHash: row.password_hash,
+    createdAt: new Date(row.created_at),
+    lastLoginAt: row.last_login_at === null ? null : new Date(row.last_login_at),
+  };
+}
+
+export function createUserStore(db: Kysely<Database>): UserStore {
+  return {
+    async findUserById(id) {
+      const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+      return row ? toUser(row) : null;
+    },
+
+    async findUserByEmail(email) {
+      const row = await db.selectFrom('users').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
+      return row ? toUser(row) : null;
+    },
+
+    async createUser(user: NewUser) {
+      try {
+        await db
+          .insertInto('users')
+          .values({
+            id: user.id,
+            email: user.email?.toLowerCase() ?? null,
+            password_hash: user.passwordHash,
+            email_verified: user.emailVerified ? 1 : 0,
+            preferences: '{}',
+            created_at: user.createdAt.getTime(),
+            last_login_at: null,
+          })
+          .execute();
+        return 'created';
+      } catch (error) {
+        if (isUniqueViolation(error)) return 'email_taken';
+        throw error;
+      }
+    },
+
+    async recordLogin(userId, at) {
+      await db.updateTable('users').set({ last_login_at: at.getTime() }).where('id', '=', userId).execute();
+    },
+  };
+}

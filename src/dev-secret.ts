@@ -1,0 +1,32 @@
+/**
+ * @module Outside production, a missing JWT_SECRET is generated once and kept in the data
+ * folder (mode 0600), so sessions survive a restart and `npm start` needs no setup. Production
+ * never gets here: loadConfig refuses to start without JWT_SECRET.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from './config.js';
+import type { Logger } from './logger.js';
+import { randomBase64url, secureRandom } from './random.js';
+
+export const DEV_SECRET_FILE = 'jwt-secret';
+
+export function withPersistedDevSecret(config: Readonly<Config>, logger: Logger): Readonly<Config> {
+  if (config.jwtSecret !== null || config.mode === 'production') return config;
+  const file = path.join(config.dataDir, DEV_SECRET_FILE);
+  let secret: string;
+  try {
+    secret = fs.readFileSync(file, 'utf8').trim();
+  } catch {
+    secret = '';
+  }
+  if (secret.length < 32) {
+    secret = randomBase64url(secureRandom, 48);
+    fs.mkdirSync(config.dataDir, { recursive: true });
+    fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+    logger.warn({ file }, 'JWT_SECRET is not set: generated a secret and stored it in the data folder. Set JWT_SECRET in production.');
+  } else {
+    logger.warn({ file }, 'JWT_SECRET is not set: using the generated secret from the data folder. Set JWT_SECRET in production.');
+  }
+  return Object.freeze({ ...config, jwtSecret: secret });
+}

@@ -1,0 +1,83 @@
+/**
+ * @module The one error type that reaches clients: a stable code, an HTTP status and a message.
+ * Codes are a public contract (DESIGN §4): never rename one.
+ */
+
+export const ERROR_CODES = [
+  'validation_error',
+  'invalid_credentials',
+  'email_exists',
+  'invalid_token',
+  'not_authenticated',
+  'not_found',
+  'rate_limited',
+  'account_locked',
+  'unsupported_media_type',
+  'payload_too_large',
+  'service_unavailable',
+  'internal_error',
+  'provider_not_configured',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface ValidationIssue {
+  path: string;
+  message: string;
+}
+
+export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: ErrorStatus;
+  readonly issues: ValidationIssue[] | undefined;
+  /** Seconds the client should wait; sent as Retry-After on a 429. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(
+    code: ErrorCode,
+    status: ErrorStatus,
+    message: string,
+    options: { issues?: ValidationIssue[]; retryAfterSeconds?: number; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = status;
+    this.issues = options.issues;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+  }
+}
+
+export function validationError(issues: ValidationIssue[], message = 'The request is not valid.'): AppError {
+  return new AppError('validation_error', 400, message, { issues });
+}
+
+export function badRequest(code: ErrorCode, message: string, cause?: unknown): AppError {
+  return new AppError(code, 400, message, { cause });
+}
+
+export function unauthorized(code: ErrorCode, message: string, cause?: unknown): AppError {
+  return new AppError(code, 401, message, { cause });
+}
+
+export function notFound(message: string): AppError {
+  return new AppError('not_found', 404, message);
+}
+
+export function conflict(code: ErrorCode, message: string): AppError {
+  return new AppError(code, 409, message);
+}
+
+export function tooManyRequests(
+  code: 'rate_limited' | 'account_locked',
+  message: string,
+  retryAfterSeconds: number,
+): AppError {
+  return new AppError(code, 429, message, { retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)) });
+}
+
+export function serviceUnavailable(message: string, cause?: unknown): AppError {
+  return new AppError('service_unavailable', 503, message, { cause });
+}

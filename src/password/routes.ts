@@ -1,0 +1,34 @@
+/** @module POST /register and POST /login: parse, call one flow, answer. */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../http/env.js';
+import { readJsonBody } from '../http/json-body.js';
+import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
+import { loginWithPassword, registerWithPassword, type PasswordFlowDeps } from './flow.js';
+import { emailSchema, loginPasswordSchema, newPasswordSchema } from './rules.js';
+
+const registerBody = z.object({ email: emailSchema, password: newPasswordSchema });
+const loginBody = z.object({ email: emailSchema, password: loginPasswordSchema });
+
+export interface PasswordRouteDeps {
+  flow: PasswordFlowDeps;
+  cookie: SessionCookieSettings;
+}
+
+export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
+  return new Hono<AppEnv>()
+    .post('/register', async (c) => {
+      const body = await readJsonBody(c, registerBody);
+      const ctx = c.get('requestContext');
+      const { session } = await registerWithPassword(deps.flow, body, ctx);
+      setSessionCookie(c, deps.cookie, session.token, session.expiresAt, ctx.now);
+      return c.json({ ok: true }, 201);
+    })
+    .post('/login', async (c) => {
+      const body = await readJsonBody(c, loginBody);
+      const ctx = c.get('requestContext');
+      const { session } = await loginWithPassword(deps.flow, body, ctx);
+      setSessionCookie(c, deps.cookie, session.token, session.expiresAt, ctx.now);
+      return c.json({ ok: true }, 200);
+    });
+}

@@ -1,0 +1,79 @@
+/**
+ * @module The Node shell around the library face: listen, stop gracefully. On SIGTERM/SIGINT it
+ * stops accepting connections, answers 503 to new requests on open keep-alive connections,
+ * lets in-flight requests finish, then closes the database.
+ */
+import type { Server } from 'node:http';
+import { serve, type HttpBindings, type Http2Bindings } from '@hono/node-server';
+import type { Config } from './config.js';
+import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
+import type { Logger } from './logger.js';
+
+const SHUTDOWN_GRACE_MS = 10_000;
+const EXPIRED_SESSION_SWEEP_MS = 60 * 60 * 1000;
+
+export interface RunningServer {
+  gatehouse: Gatehouse;
+  url: string;
+  /** Resolves once every in-flight request has finished and the database is closed. */
+  stop(): Promise<void>;
+}
+
+export async function startServer(
+  config: Readonly<Config>,
+  options: GatehouseOptions & { logger: Logger },
+): Promise<RunningServer> {
+  const { logger } = options;
+  const gatehouse = await createGatehouse(config, options);
+  let draining = false;
+
+  const server = serve({
+    hostname: config.host,
+    port: config.port,
+    fetch: (request: Request, env: HttpBindings | Http2Bindings) => {
+      if (draining) {
+        return new Response(
+          JSON.stringify({ error: 'service_unavailable', message: 'The server is shutting down. Try again shortly.' }),
+          { status: 503, headers: { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' } },
+        );
+      }
+      return gatehouse.fetch(request, { remoteAddress: env.incoming.socket.remoteAddress });
+    },
+  }) as Server;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+
+  const sweep = setInterval(() => {
+    gatehouse.stores.sessions.deleteExpiredSessions(new Date()).catch((error: unknown) => {
+      logger.warn({ err: error }, 'could not delete expired sessions');
+    });
+  }, EXPIRED_SESSION_SWEEP_MS);
+  sweep.unref();
+
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= new Promise<void>((resolve) => {
+      draining = true;
+      clearInterval(sweep);
+      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      force.unref();
+      server.close(() => {
+        clearTimeout(force);
+        gatehouse
+          .close()
+          .catch((error: unknown) => logger.error({ err: error }, 'error while closing the database'))
+          .finally(resolve);
+      });
+      server.closeIdleConnections();
+    });
+    return stopping;
+  };
+
+  return { gatehouse, url, stop };
+}

@@ -1,0 +1,31 @@
+/**
+ * @module The session cookie (SPEC §5): HttpOnly, SameSite=Lax, Path=/, Max-Age, Secure in
+ * production. The name defaults to `__Host-gatehouse_session` in production, a prefix browsers
+ * enforce (Secure, Path=/, no Domain) so a sibling subdomain cannot plant or shadow it.
+ */
+import type { Context } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+
+export interface SessionCookieSettings {
+  name: string;
+  secure: boolean;
+}
+
+export function setSessionCookie(c: Context, settings: SessionCookieSettings, token: string, expiresAt: Date, now: Date): void {
+  setCookie(c, settings.name, token, {
+    httpOnly: true,
+    secure: settings.secure,
+    sameSite: 'Lax',
+    path: '/',
+    maxAge: Math.max(0, Math.round((expiresAt.getTime() - now.getTime()) / 1000)),
+    expires: expiresAt,
+  });
+}
+
+export function clearSessionCookie(c: Context, settings: SessionCookieSettings): void {
+  deleteCookie(c, settings.name, { path: '/', secure: settings.secure, httpOnly: true, sameSite: 'Lax' });
+}
+
+export function readSessionCookie(c: Context, settings: SessionCookieSettings): string | undefined {
+  return getCookie(c, settings.name);
+}

@@ -1,0 +1,65 @@
+/**
+ * @module Sessions: issue, validate, revoke. A session is valid only while its JWT verifies AND
+ * its row exists, is unexpired and holds the SHA-256 of that very token — so logout, password
+ * reset and account takeover defences revoke it immediately.
+ */
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { User } from '../users/user.js';
+import type { SessionStore } from './store.js';
+import { signSessionToken, verifySessionToken } from './token.js';
+
+export interface SessionDeps {
+  sessions: SessionStore;
+  sessionKey: Uint8Array;
+  sessionExpiresInSeconds: number;
+}
+
+export interface IssuedSession {
+  id: string;
+  token: string;
+  expiresAt: Date;
+}
+
+export interface ValidSession {
+  user: User;
+  session: { id: string; expiresAt: Date };
+}
+
+export function hashSessionToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export async function issueSession(
+  deps: SessionDeps,
+  userId: string,
+  now: Date,
+): Promise<IssuedSession> {
+  const id = randomUUID();
+  // JWT times have one-second resolution; the row keeps the same instant as the token.
+  const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
+  const expiresAt = new Date(issuedAt.getTime() + deps.sessionExpiresInSeconds * 1000);
+  const token = await signSessionToken(deps.sessionKey, { userId, sessionId: id, issuedAt, expiresAt });
+  await deps.sessions.createSession({ id, userId, tokenHash: hashSessionToken(token), expiresAt, createdAt: now });
+  return { id, token, expiresAt };
+}
+
+export async function validateSessionToken(
+  deps: Pick<SessionDeps, 'sessions' | 'sessionKey'>,
+  token: string,
+  now: Date,
+): Promise<ValidSession | null> {
+  const claims = await verifySessionToken(deps.sessionKey, token, now);
+  if (claims === null) return null;
+  const found = await deps.sessions.findSessionWithUser(claims.sessionId);
+  if (found === null) return null;
+  const { session, user } = found;
+  const presented = Buffer.from(hashSessionToken(token), 'hex');
+  const stored = Buffer.from(session.tokenHash, 'hex');
+  if (presented.length !== stored.length || !timingSafeEqual(presented, stored)) return null;
+  if (session.userId !== claims.userId || session.expiresAt.getTime() <= now.getTime()) return null;
+  return { user, session: { id: session.id, expiresAt: session.expiresAt } };
+}
+
+export async function revokeSession(deps: Pick<SessionDeps, 'sessions'>, sessionId: string): Promise<void> {
+  await deps.sessions.deleteSession(sessionId);
+}

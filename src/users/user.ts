@@ -1,0 +1,46 @@
+/** @module The user as the domain sees it, and the storage verbs the features need. */
+
+export interface User {
+  id: string;
+  email: string | null;
+  emailVerified: boolean;
+  /** bcrypt hash; null when the user signs in only through a provider. Never leaves the server. */
+  passwordHash: string | null;
+  createdAt: Date;
+  lastLoginAt: Date | null;
+}
+
+/** What a client may see of a user (GET /api/auth/session). */
+export interface PublicUser {
+  id: string;
+  email: string | null;
+  emailVerified: boolean;
+  createdAt: string;
+  lastLoginAt: string | null;
+}
+
+export function toPublicUser(user: User): PublicUser {
+  return {
+    id: user.id,
+    email: user.email,
+    emailVerified: user.emailVerified,
+    createdAt: user.createdAt.toISOString(),
+    lastLoginAt: user.lastLoginAt?.toISOString() ?? null,
+  };
+}
+
+export interface NewUser {
+  id: string;
+  email: string | null;
+  passwordHash: string | null;
+  emailVerified: boolean;
+  createdAt: Date;
+}
+
+export interface UserStore {
+  findUserById(id: string): Promise<User | null>;
+  findUserByEmail(email: string): Promise<User | null>;
+  /** 'email_taken' when another user holds the email in any letter case. */
+  createUser(user: NewUser): Promise<'created' | 'email_taken'>;
+  recordLogin(userId: string, at: Date): Promise<void>;
+}
