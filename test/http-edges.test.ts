@@ -1,0 +1,106 @@
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
+
+describeEachDialect('HTTP edges', (dialect) => {
+  let t: TestGatehouse;
+  beforeEach(async () => {
+    t = await createTestGatehouse(dialect);
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  test('a POST whose body is not application/json answers 415 unsupported_media_type', async () => {
+    for (const contentType of ['text/plain', 'application/x-www-form-urlencoded', 'application/jsonp']) {
+      const response = await t.request('POST', '/api/auth/register', {
+        body: JSON.stringify({ email: 'a@example.com', password: STRONG_PASSWORD }),
+        headers: { 'content-type': contentType },
+      });
+      expect(response.status, contentType).toBe(415);
+      expect(await response.json()).toMatchObject({ error: 'unsupported_media_type' });
+    }
+    const none = await t.request('POST', '/api/auth/login', { body: '{}' });
+    expect(none.status).toBe(415);
+  });
+
+  test('application/json with a charset parameter is accepted', async () => {
+    const response = await t.request('POST', '/api/auth/register', {
+      body: JSON.stringify({ email: 'charset@example.com', password: STRONG_PASSWORD }),
+      headers: { 'content-type': 'Application/JSON; charset=utf-8' },
+    });
+    expect(response.status).toBe(201);
+  });
+
+  test('a body over 16 KiB answers 413 payload_too_large and writes nothing', async () => {
+    const response = await t.request('POST', '/api/auth/register', {
+      json: { email: 'big@example.com', password: STRONG_PASSWORD, padding: 'x'.repeat(17 * 1024) },
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ error: 'payload_too_large' });
+    expect(await t.gatehouse.stores.users.findUserByEmail('big@example.com')).toBeNull();
+  });
+
+  test('malformed JSON answers 400 validation_error', async () => {
+    for (const body of ['{', '{"email":', 'nul', '', '\u0000']) {
+      const response = await t.request('POST', '/api/auth/login', { body, headers: { 'content-type': 'application/json' } });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(await response.json()).toMatchObject({ error: 'validation_error' });
+    }
+  });
+
+  test('__proto__ and constructor keys change nothing', async () => {
+    const response = await t.request('POST', '/api/auth/register', {
+      body: '{"email":"proto@example.com","password":"Correct-Horse-9","__proto__":{"isAdmin":true},"constructor":{"prototype":{"x":1}}}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(response.status).toBe(201);
+    expect(({} as Record<string, unknown>).isAdmin).toBeUndefined();
+  });
+
+  test('unknown /api routes answer a JSON 404 not_found', async () => {
+    const response = await t.request('GET', '/api/auth/nope');
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ error: 'not_found' });
+  });
+
+  test('GET /healthz and GET /readyz answer 200', async () => {
+    expect(await (await t.request('GET', '/healthz')).json()).toEqual({ status: 'ok' });
+    const ready = await t.request('GET', '/readyz');
+    expect(ready.status).toBe(200);
+  });
+
+  test('API responses carry security headers and no CORS grant', async () => {
+    const response = await t.request('GET', '/api/auth/session', { headers: { origin: 'https://evil.example' } });
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describeEachDialect('unexpected failures', (dialect) => {
+  test('an unexpected error answers 500 internal_error with a request id and nothing internal', async () => {
+    const t = await createTestGatehouse(dialect, {
+      overrides: {
+        hasher: {
+          hash: async () => {
+            throw new Error('secret internal detail at /srv/app.js:42');
+          },
+          verify: async () => false,
+        },
+      },
+    });
+    try {
+      const response = await t.request('POST', '/api/auth/register', { json: { email: 'x@example.com', password: STRONG_PASSWORD } });
+      expect(response.status).toBe(500);
+      const text = await response.text();
+      const body = JSON.parse(text);
+      expect(body.error).toBe('internal_error');
+      expect(body.requestId).toBe(response.headers.get('x-request-id'));
+      expect(text).not.toContain('secret internal detail');
+      expect(text).not.toContain('app.js');
+    } finally {
+      await t.close();
+    }
+  });
+});

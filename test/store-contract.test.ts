@@ -1,0 +1,92 @@
+/** One contract per store interface, run on every available dialect. */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { migrateToLatest, type DatabaseHandle } from '../src/db/connect.js';
+import { createStores, type Stores } from '../src/db/stores.js';
+import { describeEachDialect, openTestDatabase } from './support/harness.js';
+
+describeEachDialect('store contract', (dialect) => {
+  let database: DatabaseHandle;
+  let drop: () => Promise<void>;
+  let stores: Stores;
+  const now = new Date(Date.UTC(2026, 10, 22, 12));
+
+  beforeEach(async () => {
+    ({ database, drop } = await openTestDatabase(dialect));
+    await migrateToLatest(database);
+    stores = createStores(database.kysely);
+  });
+  afterEach(async () => {
+    await drop();
+  });
+
+  const newUser = (email: string | null) => ({ id: randomUUID(), email, passwordHash: '$2b$04$hash', emailVerified: false, createdAt: now });
+
+  test('migrations are idempotent', async () => {
+    const again = await migrateToLatest(database);
+    expect(again.results).toEqual([]);
+  });
+
+  test('users: create, find by id and by email in any case, refuse a duplicate email', async () => {
+    const user = newUser('Ann@Example.com');
+    expect(await stores.users.createUser(user)).toBe('created');
+    const byEmail = await stores.users.findUserByEmail('ANN@example.COM');
+    expect(byEmail).toEqual({ id: user.id, email: 'ann@example.com', emailVerified: false, passwordHash: '$2b$04$hash', createdAt: now, lastLoginAt: null });
+    expect(await stores.users.findUserById(user.id)).toEqual(byEmail);
+    expect(await stores.users.createUser(newUser('ann@example.com'))).toBe('email_taken');
+    expect(await stores.users.findUserById(randomUUID())).toBeNull();
+  });
+
+  test('users: several users without an email may coexist', async () => {
+    expect(await stores.users.createUser(newUser(null))).toBe('created');
+    expect(await stores.users.createUser(newUser(null))).toBe('created');
+  });
+
+  test('users: recordLogin stores the instant exactly', async () => {
+    const user = newUser('ben@example.com');
+    await stores.users.createUser(user);
+    const at = new Date(now.getTime() + 1234);
+    await stores.users.recordLogin(user.id, at);
+    expect((await stores.users.findUserById(user.id))?.lastLoginAt).toEqual(at);
+  });
+
+  test('sessions: create, find with user, delete one, delete all of a user, delete expired', async () => {
+    const user = newUser('cat@example.com');
+    await stores.users.createUser(user);
+    const session = (expiresAt: Date) => ({ id: randomUUID(), userId: user.id, tokenHash: 'a'.repeat(64), expiresAt, createdAt: now });
+    const s1 = session(new Date(now.getTime() + 1000));
+    const s2 = session(new Date(now.getTime() + 5000));
+    const s3 = session(new Date(now.getTime() + 9000));
+    for (const s of [s1, s2, s3]) await stores.sessions.createSession(s);
+    const found = await stores.sessions.findSessionWithUser(s1.id);
+    expect(found?.session).toEqual(s1);
+    expect(found?.user.email).toBe('cat@example.com');
+    expect(await stores.sessions.deleteExpiredSessions(new Date(now.getTime() + 1000))).toBe(1);
+    expect(await stores.sessions.findSessionWithUser(s1.id)).toBeNull();
+    await stores.sessions.deleteSession(s2.id);
+    expect(await stores.sessions.findSessionWithUser(s2.id)).toBeNull();
+    await stores.sessions.createSession(session(new Date(now.getTime() + 9000)));
+    expect(await stores.sessions.deleteUserSessions(user.id)).toBe(2);
+  });
+
+  test('audit: events keep their order, fields and metadata', async () => {
+    for (const type of ['user_created', 'login_success', 'login_failure'] as const) {
+      await stores.audit.recordEvent({ type, userId: null, ip: '192.0.2.1', userAgent: 'x'.repeat(2000), metadata: { reason: type, n: 1, ok: true }, at: now });
+    }
+    const events = await stores.audit.listRecentEvents(2);
+    expect(events.map((e) => e.type)).toEqual(['login_failure', 'login_success']);
+    expect(events[0]).toMatchObject({ ip: '192.0.2.1', metadata: { reason: 'login_failure', n: 1, ok: true }, at: now });
+    expect(events[0]!.userAgent).toHaveLength(512);
+  });
+
+  test('transaction: a failure inside rolls back every write', async () => {
+    const user = newUser('dan@example.com');
+    await expect(
+      stores.transaction(async (tx) => {
+        await tx.users.createUser(user);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(await stores.users.findUserById(user.id)).toBeNull();
+  });
+});
