@@ -15,8 +15,12 @@ import { AppError } from './errors.js';
 import { resolveClientIp } from './http/client-ip.js';
 import type { AppEnv } from './http/env.js';
 import type { Logger } from './logger.js';
+import type { VerificationDeps } from './email-verification/flow.js';
+import { createVerificationRoutes } from './email-verification/routes.js';
 import type { PasswordFlowDeps } from './password/flow.js';
 import { createPasswordRoutes } from './password/routes.js';
+import type { ResetDeps } from './password-reset/flow.js';
+import { createResetRoutes } from './password-reset/routes.js';
 import type { SessionCookieSettings } from './session/cookie.js';
 import type { SessionDeps } from './session/flow.js';
 import { createSessionRoutes } from './session/routes.js';
@@ -32,6 +36,8 @@ export interface AppDeps {
   cookie: SessionCookieSettings;
   session: SessionDeps;
   password: PasswordFlowDeps;
+  verification: VerificationDeps;
+  reset: ResetDeps;
 }
 
 function errorBody(error: AppError): Record<string, unknown> {
@@ -91,8 +97,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }
   });
 
-  app.route('/api/auth', createPasswordRoutes({ flow: deps.password, cookie: deps.cookie }));
+  const devMode = deps.config.mode === 'development';
+  app.route('/api/auth', createPasswordRoutes({ flow: deps.password, cookie: deps.cookie, devMode }));
   app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie }));
+  app.route('/api/auth', createVerificationRoutes({ flow: deps.verification, session: deps.session, cookie: deps.cookie, devMode }));
+  app.route('/api/auth', createResetRoutes({ flow: deps.reset, devMode }));
 
   app.notFound((c) => c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404));
 

@@ -9,6 +9,11 @@ import { systemClock, type Clock } from './clock.js';
 import { ConfigError, type Config } from './config.js';
 import { migrateToLatest, openDatabase, type DatabaseHandle } from './db/connect.js';
 import { createStores, type Stores } from './db/stores.js';
+import type { DeliveryReport } from './outbox/dispatcher.js';
+import { createConsoleMailer } from './outbox/console-mailer.js';
+import type { Mailer } from './outbox/outbox.js';
+import { createEmailPump } from './outbox/pump.js';
+import { secureRandom, type RandomReader } from './random.js';
 import type { ConnectionInfo } from './http/env.js';
 import { createLogger, type Logger } from './logger.js';
 import { createBcryptHasher, type PasswordHasher } from './password/hasher.js';
@@ -20,6 +25,12 @@ export interface GatehouseOptions {
   clock?: Clock;
   logger?: Logger;
   hasher?: PasswordHasher;
+  random?: RandomReader;
+  /**
+   * Sends queued emails. Default: printed to the console outside production; in production,
+   * none until one is configured — emails stay queued (SPEC §1).
+   */
+  mailer?: Mailer | null;
   /** An already open database (tests pass one bound to a throwaway PostgreSQL schema). */
   database?: DatabaseHandle;
 }
@@ -37,6 +48,8 @@ export interface Gatehouse {
   fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
   /** Reads and validates the session cookie of `request`; null when there is no valid session. */
   getSession(request: Request): Promise<GatehouseSession | null>;
+  /** Sends the queued emails that are due now, and drops expired links; for workers and tests. */
+  deliverQueuedEmails(): Promise<DeliveryReport>;
   /** Closes the database. In-flight requests should be finished first. */
   close(): Promise<void>;
 }
@@ -68,6 +81,11 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     sessionExpiresInSeconds: config.sessionExpiresInSeconds,
   };
   const hasher = options.hasher ?? createBcryptHasher({ rounds: config.bcryptRounds });
+  const random = options.random ?? secureRandom;
+  const mailer = options.mailer !== undefined ? options.mailer : config.mode === 'production' ? null : createConsoleMailer();
+  if (mailer === null) logger.warn('No email sender is configured: emails stay queued in email_outbox until one is.');
+  const emailPump = createEmailPump({ outbox: stores.outbox, mailer, clock, logger });
+  const verification = { stores, random, baseUrl: config.baseUrl, onEmailQueued: emailPump.kick };
 
   const app: Hono<never> = createApp({
     config,
@@ -76,7 +94,16 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     database,
     cookie,
     session,
-    password: { users: stores.users, audit: stores.audit, hasher, session },
+    password: { stores, hasher, session, verification },
+    verification,
+    reset: {
+      stores,
+      random,
+      baseUrl: config.baseUrl,
+      hasher,
+      onEmailQueued: emailPump.kick,
+      clearLoginFailures: async () => {},
+    },
   }) as unknown as Hono<never>;
 
   return {
@@ -94,6 +121,10 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
         session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString() },
       };
     },
-    close: () => database.close(),
+    deliverQueuedEmails: () => emailPump.drain(),
+    async close() {
+      await emailPump.stop();
+      await database.close();
+    },
   };
 }

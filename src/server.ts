@@ -11,6 +11,8 @@ import type { Logger } from './logger.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 const EXPIRED_SESSION_SWEEP_MS = 60 * 60 * 1000;
+/** Retries of failed emails and the purge of expired links run at least this often. */
+const EMAIL_DELIVERY_INTERVAL_MS = 30_000;
 
 export interface RunningServer {
   gatehouse: Gatehouse;
@@ -55,12 +57,17 @@ export async function startServer(
     });
   }, EXPIRED_SESSION_SWEEP_MS);
   sweep.unref();
+  const emails = setInterval(() => {
+    gatehouse.deliverQueuedEmails().catch((error: unknown) => logger.warn({ err: error }, 'could not deliver queued emails'));
+  }, EMAIL_DELIVERY_INTERVAL_MS);
+  emails.unref();
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
     stopping ??= new Promise<void>((resolve) => {
       draining = true;
       clearInterval(sweep);
+      clearInterval(emails);
       const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
       force.unref();
       server.close(() => {

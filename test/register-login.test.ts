@@ -18,10 +18,13 @@ describeEachDialect('register and login', (dialect) => {
   const login = (email: string, password = STRONG_PASSWORD, ip?: string) =>
     t.request('POST', '/api/auth/login', { json: { email, password }, ...(ip ? { ip } : {}) });
 
-  test('POST /register answers 201 { ok: true } and sets an HttpOnly, SameSite=Lax session cookie', async () => {
+  test('POST /register answers 201 { ok: true, message } and sets an HttpOnly, SameSite=Lax session cookie', async () => {
     const response = await register('alice@example.com');
     expect(response.status).toBe(201);
-    expect(await response.json()).toEqual({ ok: true });
+    const body = await response.json();
+    expect(Object.keys(body).sort()).toEqual(['message', 'ok']);
+    expect(body.ok).toBe(true);
+    expect(body.message).toMatch(/verify/);
     const header = setCookieHeader(response, COOKIE);
     expect(header).toBeDefined();
     expect(header).toMatch(/; HttpOnly/);

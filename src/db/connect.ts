@@ -40,7 +40,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
       ping: async () => {
         await sql`select 1`.execute(kysely);
       },
-      close: () => kysely.destroy(),
+      close: once(() => kysely.destroy()),
     };
   }
 
@@ -68,8 +68,14 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     ping: async () => {
       await sql`select 1`.execute(kysely);
     },
-    close: () => kysely.destroy(),
+    close: once(() => kysely.destroy()),
   };
+}
+
+/** Closing twice (the server's shutdown and a test's cleanup) must not throw. */
+function once(close: () => Promise<void>): () => Promise<void> {
+  let closing: Promise<void> | null = null;
+  return () => (closing ??= close());
 }
 
 /** Applies every pending migration; throws with the failing migration's error. */

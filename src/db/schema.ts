@@ -38,8 +38,47 @@ export interface AuditEventsTable {
   created_at: number;
 }
 
+export interface EmailVerificationTokensTable {
+  /** The `<id>` half of the token. */
+  id: string;
+  user_id: string;
+  /** SHA-256 (hex) of the `<secret>` half. */
+  secret_hash: string;
+  expires_at: number;
+  created_at: number;
+}
+
+export interface PasswordResetTokensTable {
+  id: string;
+  user_id: string;
+  /** bcrypt hash (10 rounds) of the `<secret>` half (SPEC §2). */
+  secret_hash: string;
+  expires_at: number;
+  created_at: number;
+  used_at: number | null;
+}
+
+export interface EmailOutboxTable {
+  id: string;
+  recipient: string;
+  template: string;
+  subject: string;
+  /** Carries the link until sent or expired, then null. */
+  body_text: string | null;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  next_attempt_at: number;
+  created_at: number;
+  expires_at: number | null;
+  sent_at: number | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   audit_events: AuditEventsTable;
+  email_verification_tokens: EmailVerificationTokensTable;
+  password_reset_tokens: PasswordResetTokensTable;
+  email_outbox: EmailOutboxTable;
 }

@@ -1,24 +1,14 @@
-/**
- * @module Every store over one Kysely executor, and transactions across them. A flow that must
- * write several tables atomically (a user with its verification token and queued email) asks
- * for `transaction` and gets the same stores bound to one transaction.
- */
+/** @module The Stores of `src/stores.ts` over one Kysely executor, with real transactions. */
 import type { Kysely } from 'kysely';
-import type { AuditStore } from '../audit/audit-log.js';
-import type { SessionStore } from '../session/store.js';
-import type { UserStore } from '../users/user.js';
+import type { Stores } from '../stores.js';
 import { createAuditStore } from './audit-store.js';
+import { createOutboxStore } from './outbox-store.js';
 import type { Database } from './schema.js';
 import { createSessionStore } from './session-store.js';
+import { createResetTokenStore, createVerificationTokenStore } from './token-stores.js';
 import { createUserStore } from './user-store.js';
 
-export interface Stores {
-  users: UserStore;
-  sessions: SessionStore;
-  audit: AuditStore;
-  /** Runs `work` in one transaction; nested calls join the outer one. */
-  transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
-}
+export type { Stores };
 
 export function createStores(db: Kysely<Database>): Stores {
   const bind = (executor: Kysely<Database>, inTransaction: boolean): Stores => {
@@ -26,6 +16,9 @@ export function createStores(db: Kysely<Database>): Stores {
       users: createUserStore(executor),
       sessions: createSessionStore(executor),
       audit: createAuditStore(executor),
+      verificationTokens: createVerificationTokenStore(executor),
+      resetTokens: createResetTokenStore(executor),
+      outbox: createOutboxStore(executor),
       transaction: (work) =>
         inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true))),
     };

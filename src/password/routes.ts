@@ -13,6 +13,8 @@ const loginBody = z.object({ email: emailSchema, password: loginPasswordSchema }
 export interface PasswordRouteDeps {
   flow: PasswordFlowDeps;
   cookie: SessionCookieSettings;
+  /** NODE_ENV=development: the verification token and link also come back in the response. */
+  devMode: boolean;
 }
 
 export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
@@ -20,9 +22,16 @@ export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
     .post('/register', async (c) => {
       const body = await readJsonBody(c, registerBody);
       const ctx = c.get('requestContext');
-      const { session } = await registerWithPassword(deps.flow, body, ctx);
+      const { session, verification } = await registerWithPassword(deps.flow, body, ctx);
       setSessionCookie(c, deps.cookie, session.token, session.expiresAt, ctx.now);
-      return c.json({ ok: true }, 201);
+      return c.json(
+        {
+          ok: true,
+          message: 'Account created. We sent a link to your email address to verify it.',
+          ...(deps.devMode ? { verificationToken: verification.token, verificationUrl: verification.url } : {}),
+        },
+        201,
+      );
     })
     .post('/login', async (c) => {
       const body = await readJsonBody(c, loginBody);

@@ -43,4 +43,6 @@ export interface UserStore {
   /** 'email_taken' when another user holds the email in any letter case. */
   createUser(user: NewUser): Promise<'created' | 'email_taken'>;
   recordLogin(userId: string, at: Date): Promise<void>;
+  setPassword(userId: string, passwordHash: string): Promise<void>;
+  markEmailVerified(userId: string): Promise<void>;
 }

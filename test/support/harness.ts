@@ -45,9 +45,17 @@ export async function openTestDatabase(dialect: Dialect): Promise<{ database: Da
   };
 }
 
+export interface SentEmail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
 export interface TestGatehouse {
   gatehouse: Gatehouse;
   clock: MockClock;
+  /** Emails the gatehouse handed to its sender (after `gatehouse.deliverQueuedEmails()`). */
+  sentEmails: SentEmail[];
   /** Sends a request as a client at `ip` would; `json` sets the body and its Content-Type. */
   request(method: string, path: string, options?: RequestOptions): Promise<Response>;
   close(): Promise<void>;
@@ -74,15 +82,18 @@ export async function createTestGatehouse(
   });
   const clock = new MockClock(Date.UTC(2026, 10, 22, 12, 0, 0));
   const { database, drop } = await openTestDatabase(dialect);
+  const sentEmails: SentEmail[] = [];
   const gatehouse = await createGatehouse(config, {
     clock,
     database,
     logger: createLogger({ level: 'silent' }),
+    mailer: { send: async (email) => void sentEmails.push(email) },
     ...options.overrides,
   });
   return {
     gatehouse,
     clock,
+    sentEmails,
     request(method, path, requestOptions = {}) {
       const headers = new Headers(requestOptions.headers);
       let body = requestOptions.body;
@@ -95,7 +106,10 @@ export async function createTestGatehouse(
         remoteAddress: requestOptions.ip ?? '203.0.113.10',
       });
     },
-    close: drop,
+    async close() {
+      await gatehouse.close();
+      await drop();
+    },
   };
 }
 

@@ -1,0 +1,78 @@
+/** @module VerificationTokenStore and ResetTokenStore over Kysely. */
+import type { Kysely } from 'kysely';
+import type { VerificationTokenStore } from '../email-verification/store.js';
+import type { ResetTokenStore } from '../password-reset/store.js';
+import type { Database } from './schema.js';
+
+export function createVerificationTokenStore(db: Kysely<Database>): VerificationTokenStore {
+  return {
+    async replaceVerificationToken(token) {
+      await db.deleteFrom('email_verification_tokens').where('user_id', '=', token.userId).execute();
+      await db
+        .insertInto('email_verification_tokens')
+        .values({
+          id: token.id,
+          user_id: token.userId,
+          secret_hash: token.secretHash,
+          expires_at: token.expiresAt.getTime(),
+          created_at: token.createdAt.getTime(),
+        })
+        .execute();
+    },
+
+    async findVerificationToken(id) {
+      const row = await db.selectFrom('email_verification_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+      return row
+        ? { id: row.id, userId: row.user_id, secretHash: row.secret_hash, expiresAt: new Date(row.expires_at), createdAt: new Date(row.created_at) }
+        : null;
+    },
+
+    async deleteVerificationToken(id) {
+      const result = await db.deleteFrom('email_verification_tokens').where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) === 1;
+    },
+  };
+}
+
+export function createResetTokenStore(db: Kysely<Database>): ResetTokenStore {
+  return {
+    async replaceResetToken(token) {
+      await db.deleteFrom('password_reset_tokens').where('user_id', '=', token.userId).execute();
+      await db
+        .insertInto('password_reset_tokens')
+        .values({
+          id: token.id,
+          user_id: token.userId,
+          secret_hash: token.secretHash,
+          expires_at: token.expiresAt.getTime(),
+          created_at: token.createdAt.getTime(),
+          used_at: null,
+        })
+        .execute();
+    },
+
+    async findResetToken(id) {
+      const row = await db.selectFrom('password_reset_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+      return row
+        ? {
+            id: row.id,
+            userId: row.user_id,
+            secretHash: row.secret_hash,
+            expiresAt: new Date(row.expires_at),
+            createdAt: new Date(row.created_at),
+            usedAt: row.used_at === null ? null : new Date(row.used_at),
+          }
+        : null;
+    },
+
+    async markResetTokenUsed(id, at) {
+      const result = await db
+        .updateTable('password_reset_tokens')
+        .set({ used_at: at.getTime() })
+        .where('id', '=', id)
+        .where('used_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+  };
+}

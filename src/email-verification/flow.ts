@@ -1,0 +1,85 @@
+/**
+ * @module Email verification (SPEC §3): a token `<id>.<secret>` lives 24 hours, is stored as a
+ * SHA-256 of its secret, and is deleted once used. Creating one deletes the user's earlier ones.
+ *
+ *   register / resend ──► active (24 h) ──POST verify-email──► deleted; user.emailVerified = true
+ *                           │
+ *                           └── 24 h pass ──► expired (refused; row replaced on the next resend)
+ */
+import { recordAudit } from '../audit/record.js';
+import { createOneTimeToken, hexDigestsEqual, parseOneTimeToken, sha256Hex } from '../crypto/one-time-token.js';
+import { badRequest, notFound } from '../errors.js';
+import { queueEmail } from '../outbox/queue.js';
+import { renderVerificationEmail } from '../outbox/templates.js';
+import type { RandomReader } from '../random.js';
+import type { RequestContext } from '../request-context.js';
+import type { Stores } from '../stores.js';
+import type { User } from '../users/user.js';
+
+export const VERIFICATION_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
+export interface VerificationDeps {
+  stores: Stores;
+  random: RandomReader;
+  baseUrl: string;
+  /** Called after a transaction queued an email, so the sender can pick it up at once. */
+  onEmailQueued: () => void;
+}
+
+export interface IssuedLink {
+  token: string;
+  url: string;
+}
+
+export function verificationUrl(baseUrl: string, token: string): string {
+  return `${baseUrl}/verify-email?token=${encodeURIComponent(token)}`;
+}
+
+/** Creates the user's one valid verification token and queues its email, in `stores`' transaction. */
+export async function issueVerificationEmail(
+  stores: Pick<Stores, 'verificationTokens' | 'outbox'>,
+  deps: Pick<VerificationDeps, 'random' | 'baseUrl'>,
+  user: { id: string; email: string },
+  now: Date,
+): Promise<IssuedLink> {
+  const { id, secret, token } = createOneTimeToken(deps.random);
+  const expiresAt = new Date(now.getTime() + VERIFICATION_TOKEN_LIFETIME_MS);
+  await stores.verificationTokens.replaceVerificationToken({ id, userId: user.id, secretHash: sha256Hex(secret), expiresAt, createdAt: now });
+  const url = verificationUrl(deps.baseUrl, token);
+  await queueEmail(stores.outbox, user.email, renderVerificationEmail(url, 24), { now, linkExpiresAt: expiresAt });
+  return { token, url };
+}
+
+const INVALID_TOKEN_MESSAGE = 'This verification link is invalid or has expired. Ask for a new one.';
+
+export async function verifyEmail(deps: VerificationDeps, token: string, ctx: RequestContext): Promise<void> {
+  const parts = parseOneTimeToken(token);
+  const record = parts ? await deps.stores.verificationTokens.findVerificationToken(parts.id) : null;
+  if (
+    parts === null ||
+    record === null ||
+    !hexDigestsEqual(sha256Hex(parts.secret), record.secretHash) ||
+    record.expiresAt.getTime() <= ctx.now.getTime()
+  ) {
+    throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
+  }
+  const user = await deps.stores.transaction(async (tx) => {
+    // Only the request that deletes the row wins: a token is spent exactly once under races.
+    if (!(await tx.verificationTokens.deleteVerificationToken(record.id))) return null;
+    await tx.users.markEmailVerified(record.userId);
+    return tx.users.findUserById(record.userId);
+  });
+  if (user === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
+  await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: user.email, reason: 'email_verified' });
+}
+
+export type ResendOutcome = { kind: 'already_verified' } | { kind: 'sent'; link: IssuedLink };
+
+export async function resendVerification(deps: VerificationDeps, user: User, ctx: RequestContext): Promise<ResendOutcome> {
+  if (user.email === null) throw notFound('This account has no email address to verify.');
+  if (user.emailVerified) return { kind: 'already_verified' };
+  const email = user.email;
+  const link = await deps.stores.transaction((tx) => issueVerificationEmail(tx, deps, { id: user.id, email }, ctx.now));
+  deps.onEmailQueued();
+  return { kind: 'sent', link };
+}

@@ -1,0 +1,40 @@
+/** @module POST /verify-email and POST /resend-verification. */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../http/env.js';
+import { assertNoForeignBody, readJsonBody } from '../http/json-body.js';
+import type { SessionCookieSettings } from '../session/cookie.js';
+import type { SessionDeps } from '../session/flow.js';
+import { requireSession } from '../session/read-session.js';
+import { resendVerification, verifyEmail, type VerificationDeps } from './flow.js';
+
+// Any string is a candidate token; a malformed one is an invalid token (400 invalid_token).
+const verifyBody = z.object({ token: z.string().min(1, 'is required').max(512, 'is too long') });
+
+export interface VerificationRouteDeps {
+  flow: VerificationDeps;
+  session: SessionDeps;
+  cookie: SessionCookieSettings;
+  devMode: boolean;
+}
+
+export function createVerificationRoutes(deps: VerificationRouteDeps): Hono<AppEnv> {
+  return new Hono<AppEnv>()
+    .post('/verify-email', async (c) => {
+      const { token } = await readJsonBody(c, verifyBody);
+      await verifyEmail(deps.flow, token, c.get('requestContext'));
+      return c.json({ message: 'Your email address is verified.', verified: true });
+    })
+    .post('/resend-verification', async (c) => {
+      assertNoForeignBody(c);
+      const { user } = await requireSession(c, deps);
+      const outcome = await resendVerification(deps.flow, user, c.get('requestContext'));
+      if (outcome.kind === 'already_verified') {
+        return c.json({ message: 'Your email address is already verified; there is nothing to resend.', alreadyVerified: true });
+      }
+      return c.json({
+        message: 'We sent a new verification link to your email address. Earlier links no longer work.',
+        ...(deps.devMode ? { verificationToken: outcome.link.token, verificationUrl: outcome.link.url } : {}),
+      });
+    });
+}

@@ -1,0 +1,17 @@
+/** @module Storage verbs for email verification tokens (stored as a SHA-256 of the secret). */
+
+export interface VerificationTokenRecord {
+  id: string;
+  userId: string;
+  secretHash: string;
+  expiresAt: Date;
+  createdAt: Date;
+}
+
+export interface VerificationTokenStore {
+  /** Deletes the user's earlier tokens, then stores this one: only the newest link works. */
+  replaceVerificationToken(token: VerificationTokenRecord): Promise<void>;
+  findVerificationToken(id: string): Promise<VerificationTokenRecord | null>;
+  /** True only for the one caller that deleted the row: the token is spent exactly once. */
+  deleteVerificationToken(id: string): Promise<boolean>;
+}

@@ -1,0 +1,57 @@
+/**
+ * @module Runs the dispatcher off the response path: `kick()` after a request queued an email
+ * starts one drain (coalescing kicks that arrive meanwhile), and `drain()` runs one and waits.
+ * Errors are logged, never thrown at a request: the email stays queued and is retried.
+ */
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import { deliverDueEmails, type DeliveryReport } from './dispatcher.js';
+import type { Mailer, OutboxStore } from './outbox.js';
+
+export interface EmailPump {
+  kick(): void;
+  drain(): Promise<DeliveryReport>;
+  /** Waits for a running drain; later kicks are ignored. */
+  stop(): Promise<void>;
+}
+
+export function createEmailPump(deps: { outbox: OutboxStore; mailer: Mailer | null; clock: Clock; logger: Logger }): EmailPump {
+  let running: Promise<DeliveryReport> | null = null;
+  let again = false;
+  let stopped = false;
+
+  const runOnce = async (): Promise<DeliveryReport> => {
+    const report = await deliverDueEmails(deps, deps.clock.now());
+    if (report.failed > 0) deps.logger.warn({ failed: report.failed }, 'some emails could not be sent; they will be retried');
+    return report;
+  };
+
+  const start = (): Promise<DeliveryReport> => {
+    running = runOnce().finally(() => {
+      running = null;
+      if (again && !stopped) {
+        again = false;
+        start().catch(() => {});
+      }
+    });
+    running.catch((error: unknown) => deps.logger.error({ err: error }, 'email delivery failed'));
+    return running;
+  };
+
+  return {
+    kick() {
+      if (stopped) return;
+      if (running) again = true;
+      else start().catch(() => {});
+    },
+    async drain() {
+      if (running) await running.catch(() => {});
+      return start();
+    },
+    async stop() {
+      stopped = true;
+      again = false;
+      while (running) await running.catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * @module Password reset (SPEC §3): a token `<id>.<secret>` lives 1 hour, is stored only as a
+ * bcrypt hash (10 rounds) of its secret and is marked used once confirmed. Creating one deletes
+ * the user's earlier ones. A completed reset revokes every session of the user.
+ *
+ *   request ──► active (1 h) ──POST confirm (valid password)──► used; password set; sessions revoked
+ *                 │
+ *                 └── 1 h passes ──► expired (refused)
+ *
+ * The request answers the same, in the same time, whether or not the email has an account: an
+ * unknown email costs the same bcrypt hash of a throwaway secret and the same audit write.
+ */
+import bcrypt from 'bcrypt';
+import { recordAudit } from '../audit/record.js';
+import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
+import { badRequest } from '../errors.js';
+import type { PasswordHasher } from '../password/hasher.js';
+import { queueEmail } from '../outbox/queue.js';
+import { renderPasswordResetEmail } from '../outbox/templates.js';
+import type { RandomReader } from '../random.js';
+import type { RequestContext } from '../request-context.js';
+import type { Stores } from '../stores.js';
+
+export const RESET_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
+/** SPEC §2 fixes the cost of reset token hashes, independent of BCRYPT_ROUNDS. */
+export const RESET_TOKEN_BCRYPT_ROUNDS = 10;
+
+export interface ResetDeps {
+  stores: Stores;
+  random: RandomReader;
+  baseUrl: string;
+  hasher: PasswordHasher;
+  onEmailQueued: () => void;
+  /** Clears the email's failed-login count once the password is reset (login lock). */
+  clearLoginFailures: (email: string) => Promise<void>;
+}
+
+export function resetUrl(baseUrl: string, token: string): string {
+  return `${baseUrl}/reset-password?token=${encodeURIComponent(token)}`;
+}
+
+/** The token and link for a known email (dev mode shows them); null for an unknown one. */
+export async function requestPasswordReset(
+  deps: ResetDeps,
+  email: string,
+  ctx: RequestContext,
+): Promise<{ token: string; url: string } | null> {
+  const user = await deps.stores.users.findUserByEmail(email);
+  const { id, secret, token } = createOneTimeToken(deps.random);
+  const secretHash = await bcrypt.hash(secret, RESET_TOKEN_BCRYPT_ROUNDS);
+  if (user === null || user.email === null) {
+    await recordAudit(deps.stores.audit, ctx, 'config_updated', null, { email, reason: 'password_reset_requested', accountFound: false });
+    return null;
+  }
+  const expiresAt = new Date(ctx.now.getTime() + RESET_TOKEN_LIFETIME_MS);
+  const url = resetUrl(deps.baseUrl, token);
+  const recipient = user.email;
+  await deps.stores.transaction(async (tx) => {
+    await tx.resetTokens.replaceResetToken({ id, userId: user.id, secretHash, expiresAt, createdAt: ctx.now });
+    await queueEmail(tx.outbox, recipient, renderPasswordResetEmail(url, 1), { now: ctx.now, linkExpiresAt: expiresAt });
+  });
+  deps.onEmailQueued();
+  await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: recipient, reason: 'password_reset_requested', accountFound: true });
+  return { token, url };
+}
+
+const INVALID_TOKEN_MESSAGE = 'This reset link is invalid, expired or already used. Ask for a new one.';
+
+// A real bcrypt hash at the same cost: an unknown token id costs one compare like a known one.
+const dummyTokenHash = bcrypt.hash('gatehouse-dummy-reset-secret', RESET_TOKEN_BCRYPT_ROUNDS);
+dummyTokenHash.catch(() => {});
+
+export async function confirmPasswordReset(
+  deps: ResetDeps,
+  input: { token: string; password: string },
+  ctx: RequestContext,
+): Promise<void> {
+  const parts = parseOneTimeToken(input.token);
+  const record = parts ? await deps.stores.resetTokens.findResetToken(parts.id) : null;
+  const secretMatches = await bcrypt.compare(parts?.secret ?? '', record?.secretHash ?? (await dummyTokenHash));
+  if (record === null || !secretMatches || record.usedAt !== null || record.expiresAt.getTime() <= ctx.now.getTime()) {
+    throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
+  }
+  const passwordHash = await deps.hasher.hash(input.password);
+  const user = await deps.stores.transaction(async (tx) => {
+    // Only the request that marks the token used wins: two confirms, exactly one succeeds.
+    if (!(await tx.resetTokens.markResetTokenUsed(record.id, ctx.now))) return null;
+    await tx.users.setPassword(record.userId, passwordHash);
+    // Following the link proved control of the mailbox.
+    await tx.users.markEmailVerified(record.userId);
+    await tx.sessions.deleteUserSessions(record.userId);
+    return tx.users.findUserById(record.userId);
+  });
+  if (user === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
+  if (user.email !== null) await deps.clearLoginFailures(user.email);
+  await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: user.email, reason: 'password_reset_completed' });
+}

@@ -1,0 +1,35 @@
+/** @module POST /password-reset/request and POST /password-reset/confirm. */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import type { AppEnv } from '../http/env.js';
+import { readJsonBody } from '../http/json-body.js';
+import { emailSchema, newPasswordSchema } from '../password/rules.js';
+import { confirmPasswordReset, requestPasswordReset, type ResetDeps } from './flow.js';
+
+const requestBody = z.object({ email: emailSchema });
+const confirmBody = z.object({ token: z.string().min(1, 'is required').max(512, 'is too long'), password: newPasswordSchema });
+
+/** One answer for every email, so the response tells nobody whether an account exists. */
+const REQUEST_MESSAGE = 'If an account exists for this email address, we sent it a link to reset the password.';
+
+export interface ResetRouteDeps {
+  flow: ResetDeps;
+  devMode: boolean;
+}
+
+export function createResetRoutes(deps: ResetRouteDeps): Hono<AppEnv> {
+  return new Hono<AppEnv>()
+    .post('/password-reset/request', async (c) => {
+      const { email } = await readJsonBody(c, requestBody);
+      const link = await requestPasswordReset(deps.flow, email, c.get('requestContext'));
+      return c.json({
+        message: REQUEST_MESSAGE,
+        ...(deps.devMode && link !== null ? { token: link.token, resetUrl: link.url } : {}),
+      });
+    })
+    .post('/password-reset/confirm', async (c) => {
+      const body = await readJsonBody(c, confirmBody);
+      await confirmPasswordReset(deps.flow, body, c.get('requestContext'));
+      return c.json({ message: 'Your password has been changed. Sign in with your new password.' });
+    });
+}

@@ -1,0 +1,22 @@
+/**
+ * @module Every storage interface the flows use, and transactions across them. A flow that must
+ * write several tables atomically (a user, its verification token and the queued email) asks
+ * for `transaction` and gets the same stores bound to one transaction. Implemented in `db/`.
+ */
+import type { AuditStore } from './audit/audit-log.js';
+import type { VerificationTokenStore } from './email-verification/store.js';
+import type { OutboxStore } from './outbox/outbox.js';
+import type { ResetTokenStore } from './password-reset/store.js';
+import type { SessionStore } from './session/store.js';
+import type { UserStore } from './users/user.js';
+
+export interface Stores {
+  users: UserStore;
+  sessions: SessionStore;
+  audit: AuditStore;
+  verificationTokens: VerificationTokenStore;
+  resetTokens: ResetTokenStore;
+  outbox: OutboxStore;
+  /** Runs `work` in one transaction; nested calls join the outer one. */
+  transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
+}

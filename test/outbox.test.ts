@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, expect, test } from 'vitest';
+import { MockClock } from '../src/clock.js';
+import { migrateToLatest } from '../src/db/connect.js';
+import { createStores, type Stores } from '../src/db/stores.js';
+import { backoffMs, deliverDueEmails } from '../src/outbox/dispatcher.js';
+import { createConsoleMailer } from '../src/outbox/console-mailer.js';
+import type { Mailer } from '../src/outbox/outbox.js';
+import { describeEachDialect, openTestDatabase } from './support/harness.js';
+
+describeEachDialect('email outbox', (dialect) => {
+  let stores: Stores;
+  let drop: () => Promise<void>;
+  const clock = new MockClock(Date.UTC(2026, 10, 22, 12));
+
+  beforeEach(async () => {
+    const opened = await openTestDatabase(dialect);
+    drop = opened.drop;
+    await migrateToLatest(opened.database);
+    stores = createStores(opened.database.kysely);
+  });
+  afterEach(async () => {
+    await drop();
+  });
+
+  async function enqueue(expiresInMs = 60_000): Promise<string> {
+    const id = randomUUID();
+    await stores.outbox.enqueueEmail({
+      id,
+      recipient: 'to@example.com',
+      template: 'password_reset',
+      subject: 'Reset',
+      text: 'link: https://x/reset-password?token=secret',
+      createdAt: clock.now(),
+      expiresAt: new Date(clock.now().getTime() + expiresInMs),
+    });
+    return id;
+  }
+
+  test('a sent email loses its body, link included', async () => {
+    const sent: string[] = [];
+    await enqueue();
+    const report = await deliverDueEmails({ outbox: stores.outbox, mailer: { send: async (e) => void sent.push(e.text) } }, clock.now());
+    expect(report).toEqual({ sent: 1, failed: 0, expired: 0 });
+    expect(sent[0]).toContain('token=secret');
+    const [row] = await stores.outbox.listEmails(1);
+    expect(row).toMatchObject({ status: 'sent', text: null, attempts: 0 });
+  });
+
+  test('a refused email is retried with backoff, then dead after the last attempt', async () => {
+    const failing: Mailer = { send: async () => Promise.reject(new Error('550 mailbox unavailable')) };
+    await enqueue(24 * 60 * 60_000);
+    const now = new Date(clock.now());
+    expect((await deliverDueEmails({ outbox: stores.outbox, mailer: failing, maxAttempts: 3 }, now)).failed).toBe(1);
+    // not due again until the backoff has passed
+    expect((await deliverDueEmails({ outbox: stores.outbox, mailer: failing, maxAttempts: 3 }, new Date(now.getTime() + backoffMs(1) - 1))).failed).toBe(0);
+    let at = now.getTime() + backoffMs(1);
+    expect((await deliverDueEmails({ outbox: stores.outbox, mailer: failing, maxAttempts: 3 }, new Date(at))).failed).toBe(1);
+    at += backoffMs(2);
+    expect((await deliverDueEmails({ outbox: stores.outbox, mailer: failing, maxAttempts: 3 }, new Date(at))).failed).toBe(1);
+    const [row] = await stores.outbox.listEmails(1);
+    expect(row).toMatchObject({ status: 'dead', attempts: 3, text: null, lastError: '550 mailbox unavailable' });
+  });
+
+  test('a queued email whose link expired is never sent, and its body is dropped', async () => {
+    const sent: string[] = [];
+    await enqueue(1000);
+    const report = await deliverDueEmails({ outbox: stores.outbox, mailer: { send: async (e) => void sent.push(e.text) } }, new Date(clock.now().getTime() + 1000));
+    expect(report.expired).toBe(1);
+    expect(sent).toEqual([]);
+    const [row] = await stores.outbox.listEmails(1);
+    expect(row).toMatchObject({ status: 'expired', text: null });
+  });
+
+  test('without a sender (production) emails stay queued until their link expires', async () => {
+    await enqueue(5000);
+    expect(await deliverDueEmails({ outbox: stores.outbox, mailer: null }, clock.now())).toEqual({ sent: 0, failed: 0, expired: 0 });
+    expect((await stores.outbox.listEmails(1))[0]?.status).toBe('queued');
+  });
+});
+
+test('createConsoleMailer() prints the recipient, subject and body', async () => {
+  let printed = '';
+  await createConsoleMailer((text) => (printed += text)).send({ to: 'a@example.com', subject: 'Hi', text: 'Body with link' });
+  expect(printed).toContain('a@example.com');
+  expect(printed).toContain('Subject: Hi');
+  expect(printed).toContain('Body with link');
+});
