@@ -3,15 +3,23 @@
  * @module The `gatehouse` command: `serve` (default) runs the server, `migrate` applies the
  * database migrations. Configuration comes from the environment (README).
  */
+import { systemClock } from './clock.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/connect.js';
+import { createStores } from './db/stores.js';
+import { createSmtpMailer } from './outbox/smtp-mailer.js';
+import { formatOutboxTable, runMailWorker } from './outbox/worker.js';
 import { withPersistedDevSecret } from './dev-secret.js';
 import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
-const USAGE = `Usage: gatehouse [serve|migrate]
-  serve    run the server (default); configuration from the environment, see the README
-  migrate  apply pending database migrations and exit`;
+const USAGE = `Usage: gatehouse [serve|migrate|mail|outbox]
+  serve          run the server (default); configuration from the environment, see the README
+  migrate        apply pending database migrations and exit
+  mail [--once]  send queued emails over SMTP_URL until stopped (--once: send what is due, then exit)
+  outbox [--limit N]  list queued, sent and dead emails (never their links)`;
+
+const COMMANDS = ['serve', 'migrate', 'mail', 'outbox'] as const;
 
 async function serveCommand(config: Readonly<Config>): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
@@ -47,20 +55,61 @@ async function migrateCommand(config: Readonly<Config>): Promise<void> {
   }
 }
 
+async function mailCommand(config: Readonly<Config>, once: boolean): Promise<void> {
+  if (config.mail.smtpUrl === null) {
+    throw new ConfigError(['SMTP_URL: required for gatehouse mail; set it to smtp://user:password@host:587']);
+  }
+  const logger = createLogger({ level: config.logLevel });
+  const database = openDatabase(config.database);
+  const mailer = createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from });
+  const stop = new AbortController();
+  process.once('SIGTERM', () => stop.abort());
+  process.once('SIGINT', () => stop.abort());
+  try {
+    if (config.migrateOnStart) await migrateToLatest(database);
+    const stores = createStores(database.kysely, database.dialect);
+    logger.info({ once }, 'mail worker started');
+    await runMailWorker(
+      { outbox: stores.outbox, mailer, clock: systemClock, logger, maxAttempts: config.mail.maxAttempts },
+      { once, signal: stop.signal },
+    );
+  } finally {
+    await mailer.close?.();
+    await database.close();
+  }
+}
+
+async function outboxCommand(config: Readonly<Config>, limit: number): Promise<void> {
+  const database = openDatabase(config.database);
+  try {
+    const stores = createStores(database.kysely, database.dialect);
+    const emails = await stores.outbox.listEmails(limit);
+    console.log(emails.length === 0 ? 'The outbox is empty.' : formatOutboxTable(emails));
+  } finally {
+    await database.close();
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const command = argv[0] ?? 'serve';
   if (command === '--help' || command === '-h' || command === 'help') {
     console.log(USAGE);
     return;
   }
-  if (command !== 'serve' && command !== 'migrate') {
+  if (!(COMMANDS as readonly string[]).includes(command)) {
     console.error(`Unknown command "${command}".\n${USAGE}`);
     process.exitCode = 2;
     return;
   }
   const config = loadConfig(process.env);
   if (command === 'migrate') await migrateCommand(config);
-  else await serveCommand(config);
+  else if (command === 'mail') await mailCommand(config, argv.includes('--once'));
+  else if (command === 'outbox') {
+    const limitAt = argv.indexOf('--limit');
+    const limit = limitAt >= 0 ? Number(argv[limitAt + 1]) : 50;
+    if (!Number.isInteger(limit) || limit < 1) throw new ConfigError(['--limit: expected a whole number of at least 1']);
+    await outboxCommand(config, limit);
+  } else await serveCommand(config);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

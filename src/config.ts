@@ -30,6 +30,17 @@ export interface GitHubProviderConfig {
   apiUrl: string;
 }
 
+export interface MailConfig {
+  /** smtp:// or smtps:// URL of the server that delivers queued emails; null: none configured. */
+  smtpUrl: string | null;
+  from: string;
+  appName: string;
+  /** Attempts before a queued email is marked dead. */
+  maxAttempts: number;
+  /** 'server': each server process sends; 'worker': only `gatehouse mail` does. */
+  delivery: 'server' | 'worker';
+}
+
 export interface Config {
   mode: 'production' | 'development' | 'default';
   port: number;
@@ -56,6 +67,7 @@ export interface Config {
   authSecret: string | null;
   encryptionKeys: readonly Buffer[];
   oauthProblems: readonly string[];
+  mail: Readonly<MailConfig>;
 }
 
 export class ConfigError extends Error {
@@ -255,6 +267,19 @@ export function loadConfig(env: Env): Readonly<Config> {
     }
   }
 
+  const appName = read('APP_NAME') ?? 'Gatehouse';
+  if (/[\r\n<>"]/.test(appName) || appName.length > 60) problems.push('APP_NAME: expected a plain name of at most 60 characters, without quotes, angle brackets or line breaks');
+  const smtpUrl = read('SMTP_URL') ?? null;
+  if (smtpUrl !== null && !/^smtps?:\/\/[^\s]+$/.test(smtpUrl)) {
+    problems.push('SMTP_URL: expected smtp://user:password@host:587 or smtps://user:password@host:465');
+  }
+  const mailFrom = read('MAIL_FROM') ?? `"${appName}" <no-reply@${new URL(baseUrl).hostname}>`;
+  if (/[\r\n]/.test(mailFrom) || !/@/.test(mailFrom)) problems.push('MAIL_FROM: expected an address such as "Acme" <no-reply@acme.example>');
+  const mailMaxAttempts = integer('MAIL_MAX_ATTEMPTS', 5, 1, 100);
+  const rawDelivery = read('MAIL_DELIVERY') ?? 'server';
+  if (rawDelivery !== 'server' && rawDelivery !== 'worker') problems.push(`MAIL_DELIVERY: expected server or worker, got "${rawDelivery}"`);
+  const delivery = rawDelivery === 'worker' ? 'worker' : 'server';
+
   if (problems.length > 0) throw new ConfigError(problems);
 
   return Object.freeze({
@@ -280,5 +305,6 @@ export function loadConfig(env: Env): Readonly<Config> {
     authSecret: authSecret !== null && authSecret.length >= 16 ? authSecret : null,
     encryptionKeys: Object.freeze(encryptionKeys),
     oauthProblems: Object.freeze(oauthProblems),
+    mail: Object.freeze({ smtpUrl, from: mailFrom, appName, maxAttempts: mailMaxAttempts, delivery }),
   });
 }

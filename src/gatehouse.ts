@@ -13,6 +13,7 @@ import type { DeliveryReport } from './outbox/dispatcher.js';
 import { createConsoleMailer } from './outbox/console-mailer.js';
 import type { Mailer } from './outbox/outbox.js';
 import { createEmailPump } from './outbox/pump.js';
+import { createSmtpMailer } from './outbox/smtp-mailer.js';
 import { secureRandom, type RandomReader } from './random.js';
 import type { ConnectionInfo } from './http/env.js';
 import { createLogger, type Logger } from './logger.js';
@@ -73,7 +74,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     throw error;
   }
 
-  const stores = createStores(database.kysely);
+  const stores = createStores(database.kysely, database.dialect);
   const cookie = { name: config.sessionCookieName, secure: config.mode === 'production' };
   const session = {
     sessions: stores.sessions,
@@ -82,10 +83,9 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   };
   const hasher = options.hasher ?? createBcryptHasher({ rounds: config.bcryptRounds });
   const random = options.random ?? secureRandom;
-  const mailer = options.mailer !== undefined ? options.mailer : config.mode === 'production' ? null : createConsoleMailer();
-  if (mailer === null) logger.warn('No email sender is configured: emails stay queued in email_outbox until one is.');
-  const emailPump = createEmailPump({ outbox: stores.outbox, mailer, clock, logger });
-  const verification = { stores, random, baseUrl: config.baseUrl, onEmailQueued: emailPump.kick };
+  const mailer = options.mailer !== undefined ? options.mailer : chooseMailer(config, logger);
+  const emailPump = createEmailPump({ outbox: stores.outbox, mailer, clock, logger, maxAttempts: config.mail.maxAttempts });
+  const verification = { stores, random, baseUrl: config.baseUrl, appName: config.mail.appName, onEmailQueued: emailPump.kick };
 
   const app: Hono<never> = createApp({
     config,
@@ -100,6 +100,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       stores,
       random,
       baseUrl: config.baseUrl,
+      appName: config.mail.appName,
       hasher,
       onEmailQueued: emailPump.kick,
       clearLoginFailures: async () => {},
@@ -124,7 +125,21 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     deliverQueuedEmails: () => emailPump.drain(),
     async close() {
       await emailPump.stop();
+      await mailer?.close?.();
       await database.close();
     },
   };
+}
+
+/**
+ * SMTP when SMTP_URL is set; otherwise the console outside production, and in production no
+ * sender at all: emails stay queued (SPEC §1). With MAIL_DELIVERY=worker only `gatehouse mail`
+ * sends, and the server just queues.
+ */
+function chooseMailer(config: Readonly<Config>, logger: Logger): Mailer | null {
+  if (config.mail.delivery === 'worker') return null;
+  if (config.mail.smtpUrl !== null) return createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from });
+  if (config.mode !== 'production') return createConsoleMailer();
+  logger.warn('No email sender is configured (SMTP_URL): emails stay queued in email_outbox until one is.');
+  return null;
 }

@@ -17,7 +17,7 @@ describeEachDialect('email outbox', (dialect) => {
     const opened = await openTestDatabase(dialect);
     drop = opened.drop;
     await migrateToLatest(opened.database);
-    stores = createStores(opened.database.kysely);
+    stores = createStores(opened.database.kysely, opened.database.dialect);
   });
   afterEach(async () => {
     await drop();
@@ -31,6 +31,7 @@ describeEachDialect('email outbox', (dialect) => {
       template: 'password_reset',
       subject: 'Reset',
       text: 'link: https://x/reset-password?token=secret',
+      html: '<a href="https://x/reset-password?token=secret">reset</a>',
       createdAt: clock.now(),
       expiresAt: new Date(clock.now().getTime() + expiresInMs),
     });
@@ -81,8 +82,24 @@ describeEachDialect('email outbox', (dialect) => {
 
 test('createConsoleMailer() prints the recipient, subject and body', async () => {
   let printed = '';
-  await createConsoleMailer((text) => (printed += text)).send({ to: 'a@example.com', subject: 'Hi', text: 'Body with link' });
+  await createConsoleMailer((text) => (printed += text)).send({ to: 'a@example.com', subject: 'Hi', text: 'Body with link', html: null });
   expect(printed).toContain('a@example.com');
   expect(printed).toContain('Subject: Hi');
   expect(printed).toContain('Body with link');
+});
+
+test('templates escape everything they put into HTML and name the product and lifetime', async () => {
+  const { renderPasswordResetEmail, renderVerificationEmail } = await import('../src/outbox/templates.js');
+  const url = 'https://auth.example/reset-password?token=a.b&x="><script>alert(1)</script>';
+  const reset = renderPasswordResetEmail({ appName: 'Acme & Co', url, lifetimeHours: 1 });
+  expect(reset.subject).toBe('Reset your Acme & Co password');
+  expect(reset.html).not.toContain('<script>');
+  expect(reset.html).toContain('&lt;script&gt;');
+  expect(reset.html).toContain('Acme &amp; Co');
+  expect(reset.html).toContain('href="https://auth.example/reset-password?token=a.b&amp;x=&quot;&gt;');
+  expect(reset.text).toContain(url);
+  expect(reset.text).toMatch(/expires in 1 hour\./);
+  const verify = renderVerificationEmail({ appName: 'Acme', url: 'https://a/verify-email?token=t', lifetimeHours: 24 });
+  expect(verify.text).toMatch(/expires in 24 hours\./);
+  expect(verify.subject).toContain('Acme');
 });

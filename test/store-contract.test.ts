@@ -14,7 +14,7 @@ describeEachDialect('store contract', (dialect) => {
   beforeEach(async () => {
     ({ database, drop } = await openTestDatabase(dialect));
     await migrateToLatest(database);
-    stores = createStores(database.kysely);
+    stores = createStores(database.kysely, database.dialect);
   });
   afterEach(async () => {
     await drop();

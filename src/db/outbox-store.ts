@@ -1,4 +1,5 @@
 /** @module OutboxStore over Kysely. */
+import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { EmailTemplate, OutboxStatus, OutboxStore, QueuedEmail } from '../outbox/outbox.js';
 import type { Database, EmailOutboxTable } from './schema.js';
@@ -12,6 +13,7 @@ function toQueuedEmail(row: Selectable<EmailOutboxTable>): QueuedEmail {
     template: row.template as EmailTemplate,
     subject: row.subject,
     text: row.body_text,
+    html: row.body_html,
     status: row.status as OutboxStatus,
     attempts: row.attempts,
     lastError: row.last_error,
@@ -21,7 +23,7 @@ function toQueuedEmail(row: Selectable<EmailOutboxTable>): QueuedEmail {
   };
 }
 
-export function createOutboxStore(db: Kysely<Database>): OutboxStore {
+export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): OutboxStore {
   return {
     async enqueueEmail(email) {
       await db
@@ -32,6 +34,7 @@ export function createOutboxStore(db: Kysely<Database>): OutboxStore {
           template: email.template,
           subject: email.subject,
           body_text: email.text,
+          body_html: email.html,
           status: 'queued',
           attempts: 0,
           last_error: null,
@@ -39,24 +42,45 @@ export function createOutboxStore(db: Kysely<Database>): OutboxStore {
           created_at: email.createdAt.getTime(),
           expires_at: email.expiresAt?.getTime() ?? null,
           sent_at: null,
+          claim_id: null,
+          locked_until: null,
         })
         .execute();
     },
 
-    async listDueEmails(now, limit) {
-      const rows = await db
-        .selectFrom('email_outbox')
-        .selectAll()
-        .where('status', '=', 'queued')
-        .where('next_attempt_at', '<=', now.getTime())
-        .orderBy('created_at')
-        .limit(limit)
+    async claimDueEmails(now, limit, leaseMs) {
+      const claimId = randomUUID();
+      const nowMs = now.getTime();
+      // One UPDATE … WHERE id IN (SELECT …) statement: atomic on SQLite (a single writer), and on
+      // PostgreSQL SKIP LOCKED lets concurrent senders take disjoint rows without waiting.
+      await db
+        .updateTable('email_outbox')
+        .set({ status: 'sending', claim_id: claimId, locked_until: nowMs + leaseMs })
+        .where('id', 'in', (eb) => {
+          const due = eb
+            .selectFrom('email_outbox')
+            .select('id')
+            .where((w) =>
+              w.or([
+                w.and([w('status', '=', 'queued'), w('next_attempt_at', '<=', nowMs)]),
+                w.and([w('status', '=', 'sending'), w('locked_until', '<=', nowMs)]),
+              ]),
+            )
+            .orderBy('created_at')
+            .limit(limit);
+          return dialect === 'postgres' ? due.forUpdate().skipLocked() : due;
+        })
         .execute();
+      const rows = await db.selectFrom('email_outbox').selectAll().where('claim_id', '=', claimId).orderBy('created_at').execute();
       return rows.map(toQueuedEmail);
     },
 
     async markEmailSent(id, at) {
-      await db.updateTable('email_outbox').set({ status: 'sent', sent_at: at.getTime(), body_text: null, last_error: null }).where('id', '=', id).execute();
+      await db
+        .updateTable('email_outbox')
+        .set({ status: 'sent', sent_at: at.getTime(), body_text: null, body_html: null, last_error: null, claim_id: null, locked_until: null })
+        .where('id', '=', id)
+        .execute();
     },
 
     async recordEmailFailure(id, error, nextAttemptAt, maxAttempts) {
@@ -70,7 +94,9 @@ export function createOutboxStore(db: Kysely<Database>): OutboxStore {
           attempts,
           last_error: error.slice(0, MAX_ERROR_LENGTH),
           next_attempt_at: nextAttemptAt.getTime(),
-          ...(dead ? { status: 'dead', body_text: null } : {}),
+          claim_id: null,
+          locked_until: null,
+          ...(dead ? { status: 'dead', body_text: null, body_html: null } : { status: 'queued' }),
         })
         .where('id', '=', id)
         .execute();
@@ -79,7 +105,7 @@ export function createOutboxStore(db: Kysely<Database>): OutboxStore {
     async expireStaleEmails(now) {
       const result = await db
         .updateTable('email_outbox')
-        .set({ status: 'expired', body_text: null })
+        .set({ status: 'expired', body_text: null, body_html: null })
         .where('status', '=', 'queued')
         .where('expires_at', '<=', now.getTime())
         .executeTakeFirst();

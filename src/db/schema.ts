@@ -65,6 +65,7 @@ export interface EmailOutboxTable {
   subject: string;
   /** Carries the link until sent or expired, then null. */
   body_text: string | null;
+  body_html: string | null;
   status: string;
   attempts: number;
   last_error: string | null;
@@ -72,6 +73,9 @@ export interface EmailOutboxTable {
   created_at: number;
   expires_at: number | null;
   sent_at: number | null;
+  /** The sender that holds this row while `status` is 'sending'. */
+  claim_id: string | null;
+  locked_until: number | null;
 }
 
 export interface Database {

@@ -10,7 +10,7 @@ import { createUserStore } from './user-store.js';
 
 export type { Stores };
 
-export function createStores(db: Kysely<Database>): Stores {
+export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): Stores {
   const bind = (executor: Kysely<Database>, inTransaction: boolean): Stores => {
     const stores: Stores = {
       users: createUserStore(executor),
@@ -18,7 +18,7 @@ export function createStores(db: Kysely<Database>): Stores {
       audit: createAuditStore(executor),
       verificationTokens: createVerificationTokenStore(executor),
       resetTokens: createResetTokenStore(executor),
-      outbox: createOutboxStore(executor),
+      outbox: createOutboxStore(executor, dialect),
       transaction: (work) =>
         inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true))),
     };

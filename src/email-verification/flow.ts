@@ -22,6 +22,7 @@ export interface VerificationDeps {
   stores: Stores;
   random: RandomReader;
   baseUrl: string;
+  appName: string;
   /** Called after a transaction queued an email, so the sender can pick it up at once. */
   onEmailQueued: () => void;
 }
@@ -38,7 +39,7 @@ export function verificationUrl(baseUrl: string, token: string): string {
 /** Creates the user's one valid verification token and queues its email, in `stores`' transaction. */
 export async function issueVerificationEmail(
   stores: Pick<Stores, 'verificationTokens' | 'outbox'>,
-  deps: Pick<VerificationDeps, 'random' | 'baseUrl'>,
+  deps: Pick<VerificationDeps, 'random' | 'baseUrl' | 'appName'>,
   user: { id: string; email: string },
   now: Date,
 ): Promise<IssuedLink> {
@@ -46,7 +47,7 @@ export async function issueVerificationEmail(
   const expiresAt = new Date(now.getTime() + VERIFICATION_TOKEN_LIFETIME_MS);
   await stores.verificationTokens.replaceVerificationToken({ id, userId: user.id, secretHash: sha256Hex(secret), expiresAt, createdAt: now });
   const url = verificationUrl(deps.baseUrl, token);
-  await queueEmail(stores.outbox, user.email, renderVerificationEmail(url, 24), { now, linkExpiresAt: expiresAt });
+  await queueEmail(stores.outbox, user.email, renderVerificationEmail({ appName: deps.appName, url, lifetimeHours: VERIFICATION_TOKEN_LIFETIME_MS / 3_600_000 }), { now, linkExpiresAt: expiresAt });
   return { token, url };
 }
 

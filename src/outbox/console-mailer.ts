@@ -1,7 +1,7 @@
 /**
- * @module The default sender outside production: prints each email, link included, so a
- * developer can finish every flow without an email server. Never used in production, where
- * the spec's "future email infrastructure" (SMTP) takes over and nothing secret is printed.
+ * @module The default sender outside production: prints each email (its text), link included,
+ * so a developer can finish every flow without an email server. Never used in production, where
+ * nothing secret is printed: there emails wait for SMTP_URL.
  */
 import type { Mailer } from './outbox.js';
 

@@ -8,7 +8,9 @@ import type { Mailer, OutboxStore } from './outbox.js';
 export const DEFAULT_MAX_ATTEMPTS = 5;
 const BASE_BACKOFF_MS = 30_000;
 const MAX_BACKOFF_MS = 60 * 60_000;
-const BATCH_SIZE = 50;
+const BATCH_SIZE = 20;
+/** A sender holds claimed rows this long; one that dies mid-send releases them after it. */
+export const CLAIM_LEASE_MS = 5 * 60_000;
 
 export interface DeliveryReport {
   sent: number;
@@ -27,10 +29,10 @@ export async function deliverDueEmails(
   const report: DeliveryReport = { sent: 0, failed: 0, expired: await deps.outbox.expireStaleEmails(now) };
   if (deps.mailer === null) return report;
   const maxAttempts = deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-  for (const email of await deps.outbox.listDueEmails(now, BATCH_SIZE)) {
+  for (const email of await deps.outbox.claimDueEmails(now, BATCH_SIZE, CLAIM_LEASE_MS)) {
     if (email.text === null) continue;
     try {
-      await deps.mailer.send({ to: email.recipient, subject: email.subject, text: email.text });
+      await deps.mailer.send({ to: email.recipient, subject: email.subject, text: email.text, html: email.html });
       await deps.outbox.markEmailSent(email.id, now);
       report.sent += 1;
     } catch (error) {

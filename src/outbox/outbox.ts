@@ -6,15 +6,16 @@
 
 export type EmailTemplate = 'email_verification' | 'password_reset';
 
-export type OutboxStatus = 'queued' | 'sent' | 'dead' | 'expired';
+export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'dead' | 'expired';
 
 export interface QueuedEmail {
   id: string;
   recipient: string;
   template: EmailTemplate;
   subject: string;
-  /** null once purged (sent or expired). */
+  /** null once purged (sent, dead or expired). */
   text: string | null;
+  html: string | null;
   status: OutboxStatus;
   attempts: number;
   lastError: string | null;
@@ -30,14 +31,19 @@ export interface NewEmail {
   template: EmailTemplate;
   subject: string;
   text: string;
+  html: string;
   createdAt: Date;
   expiresAt: Date | null;
 }
 
 export interface OutboxStore {
   enqueueEmail(email: NewEmail): Promise<void>;
-  /** Queued emails due for an attempt, oldest first. */
-  listDueEmails(now: Date, limit: number): Promise<QueuedEmail[]>;
+  /**
+   * Claims up to `limit` due emails, oldest first, for one sender until `now + leaseMs`. No two
+   * senders get the same row (PostgreSQL: FOR UPDATE SKIP LOCKED; SQLite: one writer at a time).
+   * A row whose lease ran out (its sender died mid-send) is due again.
+   */
+  claimDueEmails(now: Date, limit: number, leaseMs: number): Promise<QueuedEmail[]>;
   /** Marks sent and drops the body (and the link in it). */
   markEmailSent(id: string, at: Date): Promise<void>;
   /** Counts a failed attempt; after `maxAttempts` the row is dead and its body dropped. */
@@ -49,5 +55,6 @@ export interface OutboxStore {
 
 /** Sends one email. The default outside production prints it; SMTP comes with its own sender. */
 export interface Mailer {
-  send(email: { to: string; subject: string; text: string }): Promise<void>;
+  send(email: { to: string; subject: string; text: string; html: string | null }): Promise<void>;
+  close?(): Promise<void>;
 }

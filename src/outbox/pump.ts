@@ -15,7 +15,13 @@ export interface EmailPump {
   stop(): Promise<void>;
 }
 
-export function createEmailPump(deps: { outbox: OutboxStore; mailer: Mailer | null; clock: Clock; logger: Logger }): EmailPump {
+export function createEmailPump(deps: {
+  outbox: OutboxStore;
+  mailer: Mailer | null;
+  clock: Clock;
+  logger: Logger;
+  maxAttempts: number;
+}): EmailPump {
   let running: Promise<DeliveryReport> | null = null;
   let again = false;
   let stopped = false;

@@ -15,6 +15,7 @@ export async function queueEmail(
     template: email.template,
     subject: email.subject,
     text: email.text,
+    html: email.html,
     createdAt: options.now,
     expiresAt: options.linkExpiresAt,
   });

@@ -29,6 +29,7 @@ export interface ResetDeps {
   stores: Stores;
   random: RandomReader;
   baseUrl: string;
+  appName: string;
   hasher: PasswordHasher;
   onEmailQueued: () => void;
   /** Clears the email's failed-login count once the password is reset (login lock). */
@@ -57,7 +58,7 @@ export async function requestPasswordReset(
   const recipient = user.email;
   await deps.stores.transaction(async (tx) => {
     await tx.resetTokens.replaceResetToken({ id, userId: user.id, secretHash, expiresAt, createdAt: ctx.now });
-    await queueEmail(tx.outbox, recipient, renderPasswordResetEmail(url, 1), { now: ctx.now, linkExpiresAt: expiresAt });
+    await queueEmail(tx.outbox, recipient, renderPasswordResetEmail({ appName: deps.appName, url, lifetimeHours: RESET_TOKEN_LIFETIME_MS / 3_600_000 }), { now: ctx.now, linkExpiresAt: expiresAt });
   });
   deps.onEmailQueued();
   await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: recipient, reason: 'password_reset_requested', accountFound: true });
