@@ -17,9 +17,11 @@ import { createSmtpMailer } from './outbox/smtp-mailer.js';
 import { secureRandom, type RandomReader } from './random.js';
 import type { ConnectionInfo } from './http/env.js';
 import { createLogger, type Logger } from './logger.js';
-import { createBcryptHasher, type PasswordHasher } from './password/hasher.js';
+import { createHashPool } from './password/hash-pool.js';
+import { createBcryptHasher, createSecretHasher, type PasswordHasher } from './password/hasher.js';
+import { RESET_TOKEN_BCRYPT_ROUNDS } from './password-reset/flow.js';
 import { validateSessionToken } from './session/flow.js';
-import { createSessionKey } from './session/token.js';
+import { createSessionTokenCodec } from './session/token.js';
 import { toPublicUser, type PublicUser } from './users/user.js';
 
 export interface GatehouseOptions {
@@ -78,10 +80,11 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const cookie = { name: config.sessionCookieName, secure: config.mode === 'production' };
   const session = {
     sessions: stores.sessions,
-    sessionKey: createSessionKey(config.jwtSecret),
+    tokens: createSessionTokenCodec(config.jwtSecret),
     sessionExpiresInSeconds: config.sessionExpiresInSeconds,
   };
-  const hasher = options.hasher ?? createBcryptHasher({ rounds: config.bcryptRounds });
+  const hashPool = createHashPool();
+  const hasher = options.hasher ?? createBcryptHasher({ rounds: config.bcryptRounds, pool: hashPool });
   const random = options.random ?? secureRandom;
   const mailer = options.mailer !== undefined ? options.mailer : chooseMailer(config, logger);
   const emailPump = createEmailPump({ outbox: stores.outbox, mailer, clock, logger, maxAttempts: config.mail.maxAttempts });
@@ -102,6 +105,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       baseUrl: config.baseUrl,
       appName: config.mail.appName,
       hasher,
+      tokenHasher: createSecretHasher(hashPool, RESET_TOKEN_BCRYPT_ROUNDS),
       onEmailQueued: emailPump.kick,
       clearLoginFailures: async () => {},
     },
@@ -126,6 +130,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     async close() {
       await emailPump.stop();
       await mailer?.close?.();
+      await hashPool.close();
       await database.close();
     },
   };

@@ -118,12 +118,12 @@ describeEachDialect('email verification (development mode)', (dialect) => {
   test('POST /resend-verification answers 404 not_found for a user without an email', async () => {
     const { randomUUID } = await import('node:crypto');
     const { issueSession } = await import('../src/session/flow.js');
-    const { createSessionKey } = await import('../src/session/token.js');
+    const { createSessionTokenCodec } = await import('../src/session/token.js');
     const { TEST_JWT_SECRET } = await import('./support/harness.js');
     const id = randomUUID();
     await t.gatehouse.stores.users.createUser({ id, email: null, passwordHash: null, emailVerified: false, createdAt: t.clock.now() });
     const session = await issueSession(
-      { sessions: t.gatehouse.stores.sessions, sessionKey: createSessionKey(TEST_JWT_SECRET), sessionExpiresInSeconds: 3600 },
+      { sessions: t.gatehouse.stores.sessions, tokens: createSessionTokenCodec(TEST_JWT_SECRET), sessionExpiresInSeconds: 3600 },
       id,
       t.clock.now(),
     );

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet, type SqliteDatabase, type SqliteStatement } from 'kysely';
 import pg from 'pg';
 import type { DatabaseTarget } from '../config.js';
 import { migrations } from './migrations/index.js';
@@ -33,7 +33,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     connection.pragma('synchronous = NORMAL');
     connection.pragma('foreign_keys = ON');
     connection.pragma('busy_timeout = 5000');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
     return {
       kysely,
       dialect: 'sqlite',
@@ -69,6 +69,29 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
       await sql`select 1`.execute(kysely);
     },
     close: once(() => kysely.destroy()),
+  };
+}
+
+const STATEMENT_CACHE_SIZE = 200;
+
+/**
+ * Kysely prepares every query anew; with better-sqlite3, preparing costs more than running a
+ * primary-key read (measured: the largest single cost of a session check). The queries are a
+ * small fixed set, so prepared statements are kept and reused, bounded in number.
+ */
+function withStatementCache(connection: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => connection.close(),
+    prepare(text) {
+      let statement = statements.get(text);
+      if (statement === undefined) {
+        statement = connection.prepare(text);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string);
+        statements.set(text, statement);
+      }
+      return statement as unknown as SqliteStatement;
+    },
   };
 }
 

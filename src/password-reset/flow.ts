@@ -10,7 +10,6 @@
  * The request answers the same, in the same time, whether or not the email has an account: an
  * unknown email costs the same bcrypt hash of a throwaway secret and the same audit write.
  */
-import bcrypt from 'bcrypt';
 import { recordAudit } from '../audit/record.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
 import { badRequest } from '../errors.js';
@@ -31,6 +30,8 @@ export interface ResetDeps {
   baseUrl: string;
   appName: string;
   hasher: PasswordHasher;
+  /** bcrypt at RESET_TOKEN_BCRYPT_ROUNDS for the tokens' secrets. */
+  tokenHasher: PasswordHasher;
   onEmailQueued: () => void;
   /** Clears the email's failed-login count once the password is reset (login lock). */
   clearLoginFailures: (email: string) => Promise<void>;
@@ -48,7 +49,7 @@ export async function requestPasswordReset(
 ): Promise<{ token: string; url: string } | null> {
   const user = await deps.stores.users.findUserByEmail(email);
   const { id, secret, token } = createOneTimeToken(deps.random);
-  const secretHash = await bcrypt.hash(secret, RESET_TOKEN_BCRYPT_ROUNDS);
+  const secretHash = await deps.tokenHasher.hash(secret);
   if (user === null || user.email === null) {
     await recordAudit(deps.stores.audit, ctx, 'config_updated', null, { email, reason: 'password_reset_requested', accountFound: false });
     return null;
@@ -67,10 +68,6 @@ export async function requestPasswordReset(
 
 const INVALID_TOKEN_MESSAGE = 'This reset link is invalid, expired or already used. Ask for a new one.';
 
-// A real bcrypt hash at the same cost: an unknown token id costs one compare like a known one.
-const dummyTokenHash = bcrypt.hash('gatehouse-dummy-reset-secret', RESET_TOKEN_BCRYPT_ROUNDS);
-dummyTokenHash.catch(() => {});
-
 export async function confirmPasswordReset(
   deps: ResetDeps,
   input: { token: string; password: string },
@@ -78,7 +75,8 @@ export async function confirmPasswordReset(
 ): Promise<void> {
   const parts = parseOneTimeToken(input.token);
   const record = parts ? await deps.stores.resetTokens.findResetToken(parts.id) : null;
-  const secretMatches = await bcrypt.compare(parts?.secret ?? '', record?.secretHash ?? (await dummyTokenHash));
+  // An unknown token id costs one compare (against a dummy hash) like a known one.
+  const secretMatches = await deps.tokenHasher.verify(parts?.secret ?? '', record?.secretHash ?? null);
   if (record === null || !secretMatches || record.usedAt !== null || record.expiresAt.getTime() <= ctx.now.getTime()) {
     throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
   }

@@ -1,15 +1,15 @@
 /**
- * @module Password hashing with a native bcrypt that runs on the libuv thread pool, never on
- * the event loop.
+ * @module Password hashing: bcrypt on the dedicated hashing pool (never on the event loop,
+ * never on libuv's shared thread pool).
  *
  * bcrypt reads at most 72 bytes of its input and silently ignores the rest, so a 128-character
  * password (up to 512 UTF-8 bytes) would lose most of itself. Every password is therefore
  * NFKC-normalised, hashed with SHA-384 and base64-encoded (64 ASCII characters, no NUL byte)
- * before bcrypt sees it: every byte of the password counts. The same construction is used by
- * Dropbox ("How Dropbox securely stores your passwords", 2016) with SHA-512.
+ * before bcrypt sees it: every byte of the password counts. Dropbox described the same
+ * construction with SHA-512 ("How Dropbox securely stores your passwords", 2016).
  */
 import { createHash } from 'node:crypto';
-import bcrypt from 'bcrypt';
+import type { HashPool } from './hash-pool.js';
 import { normalizePassword } from './rules.js';
 
 export interface PasswordHasher {
@@ -26,22 +26,30 @@ function prehash(password: string): string {
   return createHash('sha384').update(normalizePassword(password), 'utf8').digest('base64');
 }
 
-export function createBcryptHasher(options: { rounds: number }): PasswordHasher {
-  const { rounds } = options;
-  // A real hash of a random value at the configured cost: comparing against it costs exactly
-  // what comparing against a user's hash costs. Computed once, in the background, at start.
-  const dummyHash = bcrypt.hash(createHash('sha256').update(String(Math.random())).digest('base64'), rounds);
+/**
+ * Hashes secrets with bcrypt at a fixed cost, comparing against a dummy hash of that cost when
+ * there is nothing to compare with (so a miss costs what a hit costs).
+ */
+export function createSecretHasher(pool: HashPool, rounds: number): PasswordHasher {
+  // A real hash of a random value at the configured cost, computed once in the background.
+  const dummyHash = pool.hash(createHash('sha256').update(String(Math.random())).digest('base64'), rounds);
   dummyHash.catch(() => {});
-
   return {
-    hash: (password) => bcrypt.hash(prehash(password), rounds),
-
-    async verify(password, passwordHash) {
-      if (passwordHash === null) {
-        await bcrypt.compare(prehash(password), await dummyHash);
+    hash: (secret) => pool.hash(secret, rounds),
+    async verify(secret, hash) {
+      if (hash === null) {
+        await pool.compare(secret, await dummyHash);
         return false;
       }
-      return bcrypt.compare(prehash(password), passwordHash);
+      return pool.compare(secret, hash);
     },
+  };
+}
+
+export function createBcryptHasher(options: { rounds: number; pool: HashPool }): PasswordHasher {
+  const secrets = createSecretHasher(options.pool, options.rounds);
+  return {
+    hash: (password) => secrets.hash(prehash(password)),
+    verify: (password, passwordHash) => secrets.verify(prehash(password), passwordHash),
   };
 }

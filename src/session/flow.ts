@@ -6,11 +6,11 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { User } from '../users/user.js';
 import type { SessionStore } from './store.js';
-import { signSessionToken, verifySessionToken } from './token.js';
+import type { SessionTokenCodec } from './token.js';
 
 export interface SessionDeps {
   sessions: SessionStore;
-  sessionKey: Uint8Array;
+  tokens: SessionTokenCodec;
   sessionExpiresInSeconds: number;
 }
 
@@ -38,17 +38,17 @@ export async function issueSession(
   // JWT times have one-second resolution; the row keeps the same instant as the token.
   const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expiresAt = new Date(issuedAt.getTime() + deps.sessionExpiresInSeconds * 1000);
-  const token = await signSessionToken(deps.sessionKey, { userId, sessionId: id, issuedAt, expiresAt });
+  const token = deps.tokens.sign({ userId, sessionId: id, issuedAt, expiresAt });
   await deps.sessions.createSession({ id, userId, tokenHash: hashSessionToken(token), expiresAt, createdAt: now });
   return { id, token, expiresAt };
 }
 
 export async function validateSessionToken(
-  deps: Pick<SessionDeps, 'sessions' | 'sessionKey'>,
+  deps: Pick<SessionDeps, 'sessions' | 'tokens'>,
   token: string,
   now: Date,
 ): Promise<ValidSession | null> {
-  const claims = await verifySessionToken(deps.sessionKey, token, now);
+  const claims = deps.tokens.verify(token, now);
   if (claims === null) return null;
   const found = await deps.sessions.findSessionWithUser(claims.sessionId);
   if (found === null) return null;

@@ -1,0 +1,125 @@
+/**
+ * @module A dedicated, bounded pool of worker threads for bcrypt.
+ *
+ * bcrypt's async API runs on libuv's shared 4-thread pool, where it queues in front of
+ * everything else that uses that pool (file system calls, DNS, WebCrypto). Here each hash runs
+ * synchronously inside its own worker thread instead: one thread per core, each lowered in
+ * scheduling priority (nice +10), so while logins saturate the CPU the event loop — session
+ * checks, refusals, health checks — still gets a core at once. The queue is bounded: past it, a
+ * hash is refused (503) at once instead of waiting behind minutes of work.
+ */
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { serviceUnavailable } from '../errors.js';
+
+export interface HashPool {
+  hash(data: string, rounds: number): Promise<string>;
+  compare(data: string, hash: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface HashPoolOptions {
+  /** Worker threads; default: the number of cores. */
+  size?: number;
+  /** Jobs waiting for a thread before new ones are refused. */
+  maxQueue?: number;
+}
+
+type Job = {
+  message: { op: 'hash'; data: string; rounds: number } | { op: 'compare'; data: string; hash: string };
+  resolve: (value: never) => void;
+  reject: (error: Error) => void;
+};
+
+// Runs inside each worker thread (CommonJS, evaluated from a string so the same pool works from
+// the TypeScript sources under test and from the compiled build).
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const os = require('node:os');
+const bcrypt = require(workerData.bcryptPath);
+try { os.setPriority(workerData.niceness); } catch {}
+parentPort.on('message', (job) => {
+  try {
+    const result = job.op === 'hash' ? bcrypt.hashSync(job.data, job.rounds) : bcrypt.compareSync(job.data, job.hash);
+    parentPort.postMessage({ result });
+  } catch (error) {
+    parentPort.postMessage({ error: String((error && error.message) || error) });
+  }
+});
+`;
+
+/** Niceness of the hashing threads: lower priority than the event loop, never needing root. */
+const HASH_THREAD_NICENESS = 10;
+
+export function createHashPool(options: HashPoolOptions = {}): HashPool {
+  const size = Math.max(1, options.size ?? os.availableParallelism());
+  const maxQueue = options.maxQueue ?? 1024;
+  const bcryptPath = createRequire(import.meta.url).resolve('bcrypt');
+  const queue: Job[] = [];
+  const idle: Worker[] = [];
+  const busy = new Map<Worker, Job>();
+  let closed = false;
+
+  const dispatch = (): void => {
+    while (idle.length > 0 && queue.length > 0) {
+      const worker = idle.pop()!;
+      const job = queue.shift()!;
+      busy.set(worker, job);
+      worker.postMessage(job.message);
+    }
+  };
+
+  const spawn = (): void => {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcryptPath, niceness: HASH_THREAD_NICENESS } });
+    worker.unref();
+    worker.on('message', (reply: { result?: unknown; error?: string }) => {
+      const job = busy.get(worker);
+      busy.delete(worker);
+      idle.push(worker);
+      if (job) {
+        if (reply.error !== undefined) job.reject(new Error(reply.error));
+        else job.resolve(reply.result as never);
+      }
+      dispatch();
+    });
+    worker.on('error', (error) => {
+      const job = busy.get(worker);
+      busy.delete(worker);
+      job?.reject(error);
+    });
+    worker.on('exit', () => {
+      busy.get(worker)?.reject(new Error('hashing thread exited'));
+      busy.delete(worker);
+      const at = idle.indexOf(worker);
+      if (at >= 0) idle.splice(at, 1);
+      if (!closed) {
+        spawn();
+        dispatch();
+      }
+    });
+    idle.push(worker);
+  };
+  for (let i = 0; i < size; i++) spawn();
+
+  const submit = <T>(message: Job['message']): Promise<T> => {
+    if (closed) return Promise.reject(serviceUnavailable('The service is shutting down.'));
+    if (queue.length >= maxQueue) {
+      return Promise.reject(serviceUnavailable('The service is busy. Try again shortly.'));
+    }
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ message, resolve: resolve as (value: never) => void, reject });
+      dispatch();
+    });
+  };
+
+  return {
+    hash: (data, rounds) => submit<string>({ op: 'hash', data, rounds }),
+    compare: (data, hash) => submit<boolean>({ op: 'compare', data, hash }),
+    async close() {
+      closed = true;
+      for (const job of queue.splice(0)) job.reject(serviceUnavailable('The service is shutting down.'));
+      await Promise.all([...idle, ...busy.keys()].map((worker) => worker.terminate()));
+    },
+  };
+}
