@@ -1,0 +1,313 @@
+// npm run bench: measures Gatehouse against the targets of DESIGN §8 / issue 7, on the embedded
+// default (SQLite) and, when they answer, on PostgreSQL + Redis. The server runs as its own
+// process (the built CLI); load comes from separate autocannon processes over loopback.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import bcrypt from 'bcrypt';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(root, 'dist', 'cli.js');
+const PASSWORD = 'Bench-Password-1';
+const quick = process.argv.includes('--quick');
+const SECONDS = quick ? 3 : 8;
+
+if (!fs.existsSync(CLI)) {
+  console.error('dist/cli.js is missing: run npm run build first.');
+  process.exit(1);
+}
+
+function runJson(script, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, 'bench', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('exit', (code) => {
+      const line = out.trim().split('\n').pop();
+      if (code !== 0 || !line) reject(new Error(`${script} failed (${code})`));
+      else resolve(JSON.parse(line));
+    });
+  });
+}
+
+const load = (spec) => runJson('load.mjs', [JSON.stringify(spec)]);
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function startServer(env) {
+  const started = performance.now();
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const url = await new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      output += chunk;
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
+      if (match) resolve(match[1]);
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', () => reject(new Error(`server exited:\n${output}`)));
+  });
+  for (;;) {
+    const response = await fetch(`${url}/healthz`).catch(() => null);
+    if (response?.status === 200) break;
+    await sleep(5);
+  }
+  const startupMs = performance.now() - started;
+  child.stdout.resume();
+  child.stderr.resume();
+  return { child, url, startupMs };
+}
+
+function peakRssMB(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
+}
+
+async function api(url, method, pathname, { json, cookie } = {}) {
+  const started = performance.now();
+  const response = await fetch(url + pathname, {
+    method,
+    headers: { ...(json ? { 'content-type': 'application/json' } : {}), ...(cookie ? { cookie } : {}) },
+    body: json ? JSON.stringify(json) : undefined,
+  });
+  const body = await response.json().catch(() => null);
+  return { status: response.status, body, ms: performance.now() - started, cookie: response.headers.getSetCookie()[0]?.split(';')[0] };
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+
+/** Every scenario of the issue against one running server. */
+async function measure(label, env, backend) {
+  console.error(`\n[${label}] starting the server`);
+  const server = await startServer(env);
+  const { url } = server;
+  const figures = { startupMs: server.startupMs };
+  try {
+    console.error(`[${label}] register load`);
+    const register = await load({ url, method: 'POST', path: '/api/auth/register', body: { password: PASSWORD }, uniqueEmail: true, connections: 16, duration: SECONDS, headers: { 'content-type': 'application/json' } });
+    figures.registerRps = register.statuses['2xx'] / SECONDS;
+
+    const me = await api(url, 'POST', '/api/auth/register', { json: { email: 'bench@bench.example', password: PASSWORD } });
+    const cookie = me.cookie;
+    const loginSpec = { url, method: 'POST', path: '/api/auth/login', body: { email: 'bench@bench.example', password: PASSWORD }, connections: 16, headers: { 'content-type': 'application/json' } };
+
+    console.error(`[${label}] login load`);
+    const login = await load({ ...loginSpec, duration: SECONDS });
+    figures.loginRps = login.statuses['2xx'] / SECONDS;
+
+    console.error(`[${label}] session checks alone`);
+    const session = await load({ url, path: '/api/auth/session', headers: { cookie }, connections: 32, duration: SECONDS });
+    figures.session = { rps: session.statuses['2xx'] / SECONDS, p50: session.p50, p99: session.p99 };
+
+    console.error(`[${label}] session checks while logins saturate the CPU`);
+    const background = load({ ...loginSpec, duration: SECONDS + 3 });
+    await sleep(1500);
+    const underLoad = await load({ url, path: '/api/auth/session', headers: { cookie }, connections: 8, duration: SECONDS });
+    const backgroundLogin = await background;
+    figures.sessionUnderLogin = { rps: underLoad.statuses['2xx'] / SECONDS, p50: underLoad.p50, p99: underLoad.p99, loginRps: backgroundLogin.statuses['2xx'] / (SECONDS + 3) };
+
+    console.error(`[${label}] refusals`);
+    const bad400 = await load({ url, method: 'POST', path: '/api/auth/login', body: { email: 'not-an-email' }, headers: { 'content-type': 'application/json' }, connections: 32, duration: Math.min(SECONDS, 5) });
+    const bad401 = await load({ url, path: '/api/auth/session', headers: { cookie: 'gatehouse_session=not.a.jwt' }, connections: 32, duration: Math.min(SECONDS, 5) });
+    const bad429 = await load({ url, method: 'POST', path: '/api/auth/verify-email', body: { token: 'x' }, headers: { 'content-type': 'application/json' }, connections: 32, duration: Math.min(SECONDS, 5) });
+    figures.refusals = {
+      r400: bad400.statuses['4xx'] / Math.min(SECONDS, 5),
+      r401: bad401.statuses['4xx'] / Math.min(SECONDS, 5),
+      r429: bad429.statuses['4xx'] / Math.min(SECONDS, 5),
+      all429: bad429.requests - 1 <= bad429.statuses['4xx'],
+    };
+
+    console.error(`[${label}] reset confirm with 1 and with 10,000 outstanding tokens`);
+    const confirmLatency = async (round) => {
+      const times = [];
+      for (let i = 0; i < 12; i++) {
+        const email = `reset-${round}-${i}@bench.example`;
+        await api(url, 'POST', '/api/auth/register', { json: { email, password: PASSWORD } });
+        const { body } = await api(url, 'POST', '/api/auth/password-reset/request', { json: { email } });
+        const result = await api(url, 'POST', '/api/auth/password-reset/confirm', { json: { token: body.token, password: 'New-Bench-Pass-2' } });
+        if (result.status !== 200) throw new Error(`reset confirm answered ${result.status}`);
+        times.push(result.ms);
+      }
+      return median(times);
+    };
+    const one = await confirmLatency('a');
+    await backend.insertOutstandingResetTokens(10_000);
+    const many = await confirmLatency('b');
+    figures.resetConfirm = { one, many, ratio: many / one };
+
+    console.error(`[${label}] timing parity`);
+    const unknownLogin = [];
+    const wrongLogin = [];
+    const unknownReset = [];
+    const knownReset = [];
+    for (let i = 0; i < 25; i++) {
+      unknownLogin.push((await api(url, 'POST', '/api/auth/login', { json: { email: `nobody-${i}@bench.example`, password: 'Wrong-Pass-1' } })).ms);
+      wrongLogin.push((await api(url, 'POST', '/api/auth/login', { json: { email: 'bench@bench.example', password: 'Wrong-Pass-1' } })).ms);
+      unknownReset.push((await api(url, 'POST', '/api/auth/password-reset/request', { json: { email: `nobody-${i}@bench.example` } })).ms);
+      knownReset.push((await api(url, 'POST', '/api/auth/password-reset/request', { json: { email: 'bench@bench.example' } })).ms);
+    }
+    figures.parity = { login: median(unknownLogin) / median(wrongLogin), reset: median(unknownReset) / median(knownReset) };
+    figures.peakRssMB = peakRssMB(server.child.pid);
+  } finally {
+    server.child.kill('SIGTERM');
+    await new Promise((resolve) => server.child.once('exit', resolve));
+  }
+  return figures;
+}
+
+function commonEnv() {
+  return {
+    NODE_ENV: 'development', // the reset scenario reads the token from the dev-mode response
+    JWT_SECRET: 'bench-secret-0123456789-0123456789-0123456789',
+    BCRYPT_ROUNDS: '10',
+    MAIL_DELIVERY: 'worker', // queue only: printing thousands of emails would measure the console
+    RATE_LIMIT_REGISTER: '999999999/1s',
+    RATE_LIMIT_LOGIN: '999999999/1s',
+    RATE_LIMIT_PASSWORD_RESET_REQUEST: '999999999/1s',
+    RATE_LIMIT_PASSWORD_RESET_CONFIRM: '999999999/1s',
+    RATE_LIMIT_RESEND_VERIFICATION: '999999999/1s',
+    RATE_LIMIT_VERIFY_EMAIL: '1/1h', // every verify-email after the first is a 429 refusal
+    LOCKOUT_MAX_FAILURES: '1000',
+  };
+}
+
+async function outstandingTokenRows(count) {
+  // Real bcrypt hashes of unknown secrets: what a confirm would have to compare against if it
+  // scanned. One hash reused keeps setup fast; confirms look tokens up by id, never by hash.
+  const secretHash = await bcrypt.hash('outstanding-but-never-used', 10);
+  const now = Date.now();
+  return Array.from({ length: count }, (_, i) => ({
+    userId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    tokenId: `bench${String(i).padStart(17, '0')}`,
+    secretHash,
+    now,
+  }));
+}
+
+function sqliteBackend(file) {
+  return {
+    async insertOutstandingResetTokens(count) {
+      const rows = await outstandingTokenRows(count);
+      const db = new Database(file);
+      db.pragma('busy_timeout = 10000');
+      const user = db.prepare('insert into users (id, email, password_hash, email_verified, preferences, created_at) values (?, ?, null, 0, ?, ?)');
+      const token = db.prepare('insert into password_reset_tokens (id, user_id, secret_hash, expires_at, created_at) values (?, ?, ?, ?, ?)');
+      db.transaction(() => {
+        for (const row of rows) {
+          user.run(row.userId, `outstanding-${row.tokenId}@bench.example`, '{}', row.now);
+          token.run(row.tokenId, row.userId, row.secretHash, row.now + 3_600_000, row.now);
+        }
+      })();
+      db.close();
+    },
+  };
+}
+
+function postgresBackend(connectionString) {
+  return {
+    async insertOutstandingResetTokens(count) {
+      const rows = await outstandingTokenRows(count);
+      const client = new pg.Client({ connectionString });
+      await client.connect();
+      await client.query('begin');
+      for (let i = 0; i < rows.length; i += 500) {
+        const chunk = rows.slice(i, i + 500);
+        const users = chunk.map((_, j) => `($${j * 3 + 1}, $${j * 3 + 2}, null, 0, '{}', $${j * 3 + 3})`).join(',');
+        await client.query(`insert into users (id, email, password_hash, email_verified, preferences, created_at) values ${users}`, chunk.flatMap((r) => [r.userId, `outstanding-${r.tokenId}@bench.example`, r.now]));
+        const tokens = chunk.map((_, j) => `($${j * 5 + 1}, $${j * 5 + 2}, $${j * 5 + 3}, $${j * 5 + 4}, $${j * 5 + 5})`).join(',');
+        await client.query(`insert into password_reset_tokens (id, user_id, secret_hash, expires_at, created_at) values ${tokens}`, chunk.flatMap((r) => [r.tokenId, r.userId, r.secretHash, r.now + 3_600_000, r.now]));
+      }
+      await client.query('commit');
+      await client.end();
+    },
+  };
+}
+
+function answers(host, port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(500, () => (socket.destroy(), resolve(false)));
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const cores = os.availableParallelism();
+console.error(`Gatehouse benchmark — ${cores} cores, ${os.cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`);
+console.error('measuring the bcrypt hash limit (cost 10, every core busy)');
+const { hashesPerSecond } = await runJson('hash-limit.mjs', ['10', quick ? '3' : '5']);
+
+const runs = [];
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
+try {
+  const file = path.join(dir, 'bench.db');
+  runs.push({ label: 'SQLite', figures: await measure('SQLite', { ...commonEnv(), DATABASE_URL: `sqlite:${file}` }, sqliteBackend(file)) });
+
+  const pgUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const pgTarget = new URL(pgUrl);
+  const redisTarget = new URL(redisUrl);
+  if ((await answers(pgTarget.hostname, Number(pgTarget.port || 5432))) && (await answers(redisTarget.hostname, Number(redisTarget.port || 6379)))) {
+    const name = `gatehouse_bench_${Date.now()}`;
+    const admin = new pg.Client({ connectionString: pgUrl });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    const benchUrl = new URL(pgUrl);
+    benchUrl.pathname = `/${name}`;
+    try {
+      runs.push({
+        label: 'PostgreSQL + Redis',
+        figures: await measure('PostgreSQL + Redis', { ...commonEnv(), DATABASE_URL: benchUrl.toString(), REDIS_URL: redisUrl }, postgresBackend(benchUrl.toString())),
+      });
+    } finally {
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+    }
+  } else {
+    console.error('PostgreSQL or Redis does not answer: measuring SQLite only.');
+  }
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const fmt = (value, digits = 0) => (typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : String(value));
+const rows = [
+  ['hash limit (bcrypt cost 10, all cores)', () => `${fmt(hashesPerSecond, 1)}/s`, '', () => true],
+  ['login', (f) => `${fmt(f.loginRps, 1)}/s = ${fmt(f.loginRps / hashesPerSecond, 2)}×`, '≥ 0.90 × hash limit', (f) => f.loginRps / hashesPerSecond >= 0.9],
+  ['register', (f) => `${fmt(f.registerRps, 1)}/s = ${fmt(f.registerRps / hashesPerSecond, 2)}×`, '≥ 0.80 × hash limit', (f) => f.registerRps / hashesPerSecond >= 0.8],
+  ['session check alone', (f) => `${fmt(f.session.rps)}/s p50 ${f.session.p50} ms p99 ${f.session.p99} ms`, '≥ 8000/s', (f) => f.session.rps >= 8000],
+  ['session check while logins saturate', (f) => `${fmt(f.sessionUnderLogin.rps)}/s p50 ${f.sessionUnderLogin.p50} ms p99 ${f.sessionUnderLogin.p99} ms (logins ${fmt(f.sessionUnderLogin.loginRps, 1)}/s)`, 'p99 ≤ 10 ms', (f) => f.sessionUnderLogin.p99 <= 10],
+  ['refusal 400 (bad body)', (f) => `${fmt(f.refusals.r400)}/s`, '≥ 5000/s', (f) => f.refusals.r400 >= 5000],
+  ['refusal 401 (malformed cookie)', (f) => `${fmt(f.refusals.r401)}/s`, '≥ 5000/s', (f) => f.refusals.r401 >= 5000],
+  ['refusal 429 (rate limited)', (f) => `${fmt(f.refusals.r429)}/s`, '≥ 5000/s', (f) => f.refusals.r429 >= 5000],
+  ['reset confirm, 1 vs 10,000 tokens', (f) => `${fmt(f.resetConfirm.one, 1)} ms vs ${fmt(f.resetConfirm.many, 1)} ms = ${fmt(f.resetConfirm.ratio, 2)}×`, '≤ 1.20×', (f) => f.resetConfirm.ratio <= 1.2],
+  ['login: unknown email / wrong password', (f) => `${fmt(f.parity.login, 3)}`, '0.90 – 1.10', (f) => f.parity.login >= 0.9 && f.parity.login <= 1.1],
+  ['reset request: unknown / known email', (f) => `${fmt(f.parity.reset, 3)}`, '0.90 – 1.10', (f) => f.parity.reset >= 0.9 && f.parity.reset <= 1.1],
+  ['peak RSS under load', (f) => `${fmt(f.peakRssMB, 1)} MB`, '≤ 150 MB', (f) => f.peakRssMB <= 150],
+  ['start to 200 on /healthz', (f) => `${fmt(f.startupMs)} ms`, '≤ 1000 ms (SQLite)', (f) => f.startupMs <= 1000],
+];
+
+console.log(`\nGatehouse benchmark — ${cores} cores, Node ${process.version}, ${new Date().toISOString()}`);
+for (const run of runs) {
+  console.log(`\n## ${run.label}\n`);
+  console.log('| measure | result | target | met |');
+  console.log('|---|---|---|---|');
+  for (const [name, show, target, ok] of rows) {
+    console.log(`| ${name} | ${show(run.figures)} | ${target} | ${target ? (ok(run.figures) ? 'yes' : 'NO') : ''} |`);
+  }
+}
