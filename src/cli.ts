@@ -70,7 +70,7 @@ async function mailCommand(config: Readonly<Config>, once: boolean): Promise<voi
     const stores = createStores(database.kysely, database.dialect);
     logger.info({ once }, 'mail worker started');
     await runMailWorker(
-      { outbox: stores.outbox, mailer, clock: systemClock, logger, maxAttempts: config.mail.maxAttempts },
+      { outbox: stores.outbox, mailer, clock: systemClock, logger, maxAttempts: config.mail.maxAttempts, afterPurge: () => database.scrubPurgedData() },
       { once, signal: stop.signal },
     );
   } finally {

@@ -87,7 +87,14 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const hasher = options.hasher ?? createBcryptHasher({ rounds: config.bcryptRounds, pool: hashPool });
   const random = options.random ?? secureRandom;
   const mailer = options.mailer !== undefined ? options.mailer : chooseMailer(config, logger);
-  const emailPump = createEmailPump({ outbox: stores.outbox, mailer, clock, logger, maxAttempts: config.mail.maxAttempts });
+  const emailPump = createEmailPump({
+    outbox: stores.outbox,
+    mailer,
+    clock,
+    logger,
+    maxAttempts: config.mail.maxAttempts,
+    afterPurge: () => database.scrubPurgedData(),
+  });
   const verification = { stores, random, baseUrl: config.baseUrl, appName: config.mail.appName, onEmailQueued: emailPump.kick };
 
   const app: Hono<never> = createApp({

@@ -13,6 +13,13 @@ export interface DatabaseHandle {
   dialect: 'sqlite' | 'postgres';
   /** Answers whether the database takes a query right now (for /readyz). */
   ping(): Promise<void>;
+  /**
+   * Makes sure data just purged (an email's link) is gone from disk, not only from view.
+   * SQLite: deleted content is zeroed (secure_delete) and the WAL, which still holds the old
+   * page images, is checkpointed and truncated. PostgreSQL: nothing to do here — a dead row
+   * version is invisible to every reader and a dump, and autovacuum reclaims it.
+   */
+  scrubPurgedData(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -33,12 +40,19 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     connection.pragma('synchronous = NORMAL');
     connection.pragma('foreign_keys = ON');
     connection.pragma('busy_timeout = 5000');
+    // Overwrite deleted and updated-away content with zeros: a purged link must not linger in
+    // free pages of the file (DESIGN §5, no usable secret at rest).
+    connection.pragma('secure_delete = ON');
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
     return {
       kysely,
       dialect: 'sqlite',
       ping: async () => {
         await sql`select 1`.execute(kysely);
+      },
+      scrubPurgedData: async () => {
+        // Through Kysely, so it waits for any open transaction on the shared connection.
+        await sql`pragma wal_checkpoint(TRUNCATE)`.execute(kysely);
       },
       close: once(() => kysely.destroy()),
     };
@@ -68,6 +82,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     ping: async () => {
       await sql`select 1`.execute(kysely);
     },
+    scrubPurgedData: async () => {},
     close: once(() => kysely.destroy()),
   };
 }
@@ -114,7 +129,13 @@ export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResu
     provider: { getMigrations: async () => migrations },
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
-  const result = await migrator.migrateToLatest();
-  if (result.error) throw result.error;
-  return result;
+  // Kysely checks for its tables by introspecting every schema of the database; a schema
+  // dropped by someone else during that query (a parallel test run, another app) makes it fail
+  // with invalid_schema_name or undefined_table. That race is retried; nothing else is.
+  for (let attempt = 1; ; attempt++) {
+    const result = await migrator.migrateToLatest();
+    if (!result.error) return result;
+    const code = (result.error as { code?: unknown }).code;
+    if (attempt >= 5 || (code !== '3F000' && code !== '42P01')) throw result.error;
+  }
 }

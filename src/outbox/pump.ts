@@ -21,6 +21,8 @@ export function createEmailPump(deps: {
   clock: Clock;
   logger: Logger;
   maxAttempts: number;
+  /** Called after a run that dropped email bodies (sent, dead or expired). */
+  afterPurge: () => Promise<void>;
 }): EmailPump {
   let running: Promise<DeliveryReport> | null = null;
   let again = false;
@@ -28,6 +30,7 @@ export function createEmailPump(deps: {
 
   const runOnce = async (): Promise<DeliveryReport> => {
     const report = await deliverDueEmails(deps, deps.clock.now());
+    if (report.sent + report.expired + report.failed > 0) await deps.afterPurge();
     if (report.failed > 0) deps.logger.warn({ failed: report.failed }, 'some emails could not be sent; they will be retried');
     return report;
   };

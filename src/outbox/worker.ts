@@ -16,6 +16,7 @@ export interface MailWorkerDeps {
   clock: Clock;
   logger: Logger;
   maxAttempts: number;
+  afterPurge: () => Promise<void>;
 }
 
 /** Drains until nothing due is left; returns the totals. */
@@ -26,6 +27,7 @@ export async function drainOutbox(deps: MailWorkerDeps): Promise<DeliveryReport>
     total.sent += report.sent;
     total.failed += report.failed;
     total.expired += report.expired;
+    if (report.sent + report.failed + report.expired > 0) await deps.afterPurge();
     if (report.sent + report.failed === 0) return total;
   }
 }
