@@ -80,9 +80,17 @@ function once(close: () => Promise<void>): () => Promise<void> {
 
 /** Applies every pending migration; throws with the failing migration's error. */
 export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResultSet> {
+  // Kysely looks for its migration tables in every schema unless told which one: a
+  // kysely_migration_lock in another schema of the same database (another app, a parallel test
+  // run) would make it skip creating ours and then fail to find it. Name the schema in use.
+  const migrationTableSchema =
+    db.dialect === 'postgres'
+      ? (await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema ?? undefined
+      : undefined;
   const migrator = new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => migrations },
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
   const result = await migrator.migrateToLatest();
   if (result.error) throw result.error;
