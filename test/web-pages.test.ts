@@ -135,12 +135,12 @@ describeEachDialect('pages', (dialect) => {
     const { cookie, verificationToken } = await registerUser(t, 'dash@example.com');
     const before = await (await t.request('GET', '/dashboard', { cookie })).text();
     expect(before).toContain('<dd id="account-email">dash@example.com</dd>');
-    expect(before).toContain('<dd id="verification-status">Not verified yet</dd>');
+    expect(before).toContain('<span id="verification-status" class="status status--unverified">Not verified yet</span>');
     expect(before).toContain('data-api="/api/auth/resend-verification"');
 
     expect((await t.request('POST', '/api/auth/verify-email', { json: { token: verificationToken } })).status).toBe(200);
     const after = await (await t.request('GET', '/dashboard', { cookie })).text();
-    expect(after).toContain('<dd id="verification-status">Verified</dd>');
+    expect(after).toContain('<span id="verification-status" class="status status--verified">Verified</span>');
     expect(after).not.toContain('resend-verification');
 
     expect((await t.request('POST', '/api/auth/logout', { cookie })).status).toBe(200);

@@ -183,7 +183,7 @@ export function renderDashboardPage(ctx: PageContext, options: { user: PublicUse
 <dt>Signed in as</dt>
 <dd id="account-email">${user.email ?? 'an account without an email address'}</dd>
 <dt>Email address</dt>
-<dd id="verification-status">${user.email === null ? 'None to verify' : user.emailVerified ? 'Verified' : 'Not verified yet'}</dd>
+<dd><span id="verification-status" class="status status--${user.emailVerified ? 'verified' : 'unverified'}">${user.email === null ? 'None to verify' : user.emailVerified ? 'Verified' : 'Not verified yet'}</span></dd>
 </dl>
 ${user.email !== null && !user.emailVerified
   ? html`<p>Check your inbox for the link that confirms your email address.</p>
