@@ -2,9 +2,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type DatabaseIntrospector, type MigrationResultSet } from 'kysely';
 import pg from 'pg';
 import type { DatabaseTarget } from '../config.js';
+import { CurrentSchemaIntrospector } from './current-schema-introspector.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -17,6 +18,13 @@ export interface DatabaseHandle {
 }
 
 const INT8_OID = 20;
+
+/** PostgreSQL as Kysely speaks it, introspecting only the current schema (see the introspector). */
+class CurrentSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
+    return new CurrentSchemaIntrospector(db);
+  }
+}
 
 export interface OpenDatabaseOptions {
   /** PostgreSQL only: a schema to create and use (tests use a throwaway one per run). */
@@ -61,7 +69,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query reports the outage (503) instead.
   pool.on('error', () => {});
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return {
     kysely,
     dialect: 'postgres',
