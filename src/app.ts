@@ -24,6 +24,7 @@ import { createResetRoutes } from './password-reset/routes.js';
 import type { SessionCookieSettings } from './session/cookie.js';
 import type { SessionDeps } from './session/flow.js';
 import { createSessionRoutes } from './session/routes.js';
+import { createWebRoutes } from './web/routes.js';
 
 export const MAX_BODY_BYTES = 16 * 1024;
 const MAX_USER_AGENT_CHARS = 512;
@@ -102,6 +103,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie }));
   app.route('/api/auth', createVerificationRoutes({ flow: deps.verification, session: deps.session, cookie: deps.cookie, devMode }));
   app.route('/api/auth', createResetRoutes({ flow: deps.reset, devMode }));
+  // The pages (DESIGN §7) and their static assets, with their own headers (src/web/routes.ts).
+  app.route('/', createWebRoutes({ config: deps.config, session: deps.session, cookie: deps.cookie }));
 
   app.notFound((c) => c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404));
 

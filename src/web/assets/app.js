@@ -1,0 +1,271 @@
+/**
+ * @module The pages' one script (served as /assets/app.js; plain JavaScript, no build step).
+ * It sends each form with fetch to the JSON endpoint named in the form's data-api, and puts what
+ * happened into the page's message area in words a person understands. Everything it shows is
+ * set as text (textContent), never as HTML.
+ */
+'use strict';
+
+(function () {
+  var page = document.body.getAttribute('data-page');
+  var devMode = document.body.getAttribute('data-dev-mode') === 'true';
+  var messageBox = document.getElementById('message');
+
+  function showMessage(kind, text) {
+    if (!messageBox) return;
+    messageBox.classList.remove('message--error', 'message--success');
+    messageBox.classList.add(kind === 'error' ? 'message--error' : 'message--success');
+    // Clearing first makes screen readers announce a repeated message again.
+    messageBox.textContent = '';
+    window.setTimeout(function () {
+      messageBox.textContent = text;
+    }, 30);
+  }
+
+  function clearMessage() {
+    if (!messageBox) return;
+    messageBox.classList.remove('message--error', 'message--success');
+    messageBox.textContent = '';
+  }
+
+  /** "14 minutes", "45 seconds", "2 hours": the wait a 429 asks for, rounded up. */
+  function formatWait(seconds) {
+    if (!(seconds > 0)) return 'a few minutes';
+    if (seconds < 60) return seconds + (seconds === 1 ? ' second' : ' seconds');
+    var minutes = Math.ceil(seconds / 60);
+    if (minutes < 120) return minutes + (minutes === 1 ? ' minute' : ' minutes');
+    var hours = Math.ceil(minutes / 60);
+    return hours + ' hours';
+  }
+
+  var FIELD_NAMES = { email: 'Email address', password: 'Password', token: 'The link' };
+
+  /** The text to show for a failed API call. */
+  function describeFailure(response, body) {
+    var code = body && typeof body.error === 'string' ? body.error : '';
+    if (response.status === 429) {
+      var wait = formatWait(parseInt(response.headers.get('Retry-After') || '', 10));
+      if (code === 'account_locked') {
+        return 'This account is locked for now after too many failed sign-in attempts. Try again in ' + wait + '.';
+      }
+      return 'Too many attempts. Try again in ' + wait + '.';
+    }
+    if (code === 'invalid_credentials') return 'The email address or password is not correct.';
+    if (code === 'email_exists') return 'An account with this email address already exists. Sign in, or reset your password.';
+    if (code === 'not_authenticated') return 'You are not signed in any more. Sign in and try again.';
+    if (code === 'validation_error' && body && Array.isArray(body.issues) && body.issues.length > 0) {
+      return body.issues
+        .map(function (issue) {
+          var field = FIELD_NAMES[String(issue.path).split('.')[0]] || 'This form';
+          return field + ' ' + issue.message + '.';
+        })
+        .join(' ');
+    }
+    if (response.status >= 500) return 'Something went wrong on our side. Please try again in a moment.';
+    if (body && typeof body.message === 'string' && body.message !== '') return body.message;
+    return 'That did not work. Please try again.';
+  }
+
+  function postJson(url, data) {
+    return fetch(url, {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify(data || {}),
+    }).then(function (response) {
+      return response
+        .json()
+        .catch(function () {
+          return null;
+        })
+        .then(function (body) {
+          return { response: response, body: body };
+        });
+    });
+  }
+
+  /** Shows the development-mode link: a path on this page's own origin, built from the token. */
+  function showDevLink(path, token, label) {
+    var box = document.getElementById('dev-link');
+    var anchor = document.getElementById('dev-link-anchor');
+    if (!devMode || !box || !anchor || typeof token !== 'string') return;
+    anchor.href = path + '?token=' + encodeURIComponent(token);
+    anchor.textContent = label;
+    box.hidden = false;
+  }
+
+  // --- Password rules, checked as the person types (the server checks them again) ---
+  var RULE_CHECKS = {
+    length: function (pw, el) {
+      var n = Array.from(pw).length;
+      return n >= Number(el.getAttribute('data-min')) && n <= Number(el.getAttribute('data-max'));
+    },
+    upper: function (pw) {
+      return /\p{Lu}/u.test(pw);
+    },
+    lower: function (pw) {
+      return /\p{Ll}/u.test(pw);
+    },
+    digit: function (pw) {
+      return /\p{Nd}/u.test(pw);
+    },
+    special: function (pw) {
+      return /[^\p{L}\p{N}]/u.test(pw);
+    },
+  };
+
+  /** Marks each listed rule met or not; true when all are met. */
+  function checkRules(password) {
+    var normalized = password.normalize('NFKC');
+    var allMet = true;
+    document.querySelectorAll('#password-rules [data-rule]').forEach(function (el) {
+      var check = RULE_CHECKS[el.getAttribute('data-rule')];
+      var met = check ? check(normalized, el) : true;
+      allMet = allMet && met;
+      el.classList.toggle('rule--met', met);
+      var state = el.querySelector('.rule-state');
+      if (state) state.textContent = met ? ' (done)' : ' (not yet)';
+    });
+    return allMet;
+  }
+
+  document.querySelectorAll('input[data-check-rules]').forEach(function (input) {
+    input.addEventListener('input', function () {
+      checkRules(input.value);
+      input.removeAttribute('aria-invalid');
+    });
+    checkRules(input.value);
+  });
+
+  document.querySelectorAll('input[data-show-password]').forEach(function (toggle) {
+    toggle.addEventListener('change', function () {
+      var target = document.getElementById(toggle.getAttribute('data-show-password'));
+      if (target) target.type = toggle.checked ? 'text' : 'password';
+    });
+  });
+
+  // --- Forms ---
+  function fieldsOf(form) {
+    var data = {};
+    new FormData(form).forEach(function (value, name) {
+      data[name] = String(value);
+    });
+    return data;
+  }
+
+  /** Checks what the browser can check; returns the problem in words, or null. */
+  function checkBeforeSending(form, data) {
+    var email = form.querySelector('input[name="email"]');
+    if (email && data.email.trim() === '') return { field: email, text: 'Enter your email address.' };
+    if (email && !email.checkValidity()) return { field: email, text: 'Enter a valid email address, such as name@example.com.' };
+    var password = form.querySelector('input[name="password"]');
+    if (password && data.password === '') return { field: password, text: 'Enter your password.' };
+    if (password && password.hasAttribute('data-check-rules') && !checkRules(data.password)) {
+      return { field: password, text: 'The password does not meet every rule listed below it yet.' };
+    }
+    return null;
+  }
+
+  function setBusy(form, busy) {
+    var button = form.querySelector('button[type="submit"]');
+    if (!button) return;
+    if (busy) {
+      button.setAttribute('data-idle-text', button.textContent);
+      button.textContent = button.getAttribute('data-busy-text') || button.textContent;
+      button.disabled = true;
+      form.setAttribute('aria-busy', 'true');
+    } else {
+      button.textContent = button.getAttribute('data-idle-text') || button.textContent;
+      button.disabled = false;
+      form.removeAttribute('aria-busy');
+    }
+  }
+
+  var onSuccess = {
+    login: function (form) {
+      window.location.assign(form.getAttribute('data-return-to') || '/dashboard');
+    },
+    register: function (form, body) {
+      if (!devMode) {
+        window.location.assign(form.getAttribute('data-return-to') || '/dashboard');
+        return;
+      }
+      // Development mode stops here so the verification link can be shown.
+      form.hidden = true;
+      showMessage('success', 'Your account is created and you are signed in. Verify your email address with the link below, or later.');
+      showDevLink('/verify-email', body && body.verificationToken, 'Open the verification link');
+      document.getElementById('continue').hidden = false;
+    },
+    'forgot-password': function (form, body) {
+      showMessage('success', (body && body.message) || 'If an account exists for this email address, we sent it a link.');
+      showDevLink('/reset-password', body && body.token, 'Open the password reset link');
+    },
+    'reset-password': function (form) {
+      form.hidden = true;
+      showMessage('success', 'Your password has been changed. Sign in with your new password.');
+      document.getElementById('continue').hidden = false;
+    },
+    'verify-email': function (form) {
+      form.hidden = true;
+      showMessage('success', 'Your email address is verified. Thank you.');
+      document.getElementById('continue').hidden = false;
+    },
+    'resend-form': function (form, body) {
+      if (body && body.alreadyVerified) {
+        window.location.reload();
+        return;
+      }
+      showMessage('success', 'We sent a new verification link to your email address. Earlier links no longer work.');
+      showDevLink('/verify-email', body && body.verificationToken, 'Open the verification link');
+    },
+    'sign-out-form': function () {
+      window.location.assign('/login?signed_out=1');
+    },
+  };
+
+  document.querySelectorAll('form[data-api]').forEach(function (form) {
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      if (form.getAttribute('aria-busy') === 'true') return;
+      var data = fieldsOf(form);
+      var problem = checkBeforeSending(form, data);
+      form.querySelectorAll('[aria-invalid]').forEach(function (el) {
+        el.removeAttribute('aria-invalid');
+      });
+      if (problem) {
+        problem.field.setAttribute('aria-invalid', 'true');
+        showMessage('error', problem.text);
+        problem.field.focus();
+        return;
+      }
+      clearMessage();
+      setBusy(form, true);
+      var api = form.getAttribute('data-api');
+      // The endpoints that take no body get none.
+      var payload = api === '/api/auth/logout' || api === '/api/auth/resend-verification' ? {} : data;
+      postJson(api, payload)
+        .then(function (result) {
+          setBusy(form, false);
+          if (result.response.ok) {
+            var handler = onSuccess[form.id] || onSuccess[page];
+            if (handler) handler(form, result.body);
+            return;
+          }
+          if (result.response.status === 401 && page === 'dashboard') {
+            window.location.assign('/login?return_to=%2Fdashboard');
+            return;
+          }
+          showMessage('error', describeFailure(result.response, result.body));
+          var issues = result.body && Array.isArray(result.body.issues) ? result.body.issues : [];
+          issues.forEach(function (issue) {
+            var field = form.querySelector('[name="' + String(issue.path).split('.')[0] + '"]');
+            if (field && field.type !== 'hidden') field.setAttribute('aria-invalid', 'true');
+          });
+        })
+        .catch(function () {
+          setBusy(form, false);
+          showMessage('error', 'We could not reach the server. Check your connection and try again.');
+        });
+    });
+  });
+})();

@@ -1,0 +1,210 @@
+/**
+ * @module The pages people sign in with (DESIGN §7), rendered on the server as plain HTML. Forms
+ * are sent by /assets/app.js to the JSON API with fetch; each form names its endpoint in
+ * `data-api`. No page spends a token on GET: /verify-email and /reset-password only show a form
+ * whose POST does, so a mail scanner that fetches a link changes nothing.
+ */
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../password/rules.js';
+import type { PublicUser } from '../users/user.js';
+import { html, renderLayout, type SafeHtml } from './html.js';
+
+export interface PageContext {
+  devMode: boolean;
+}
+
+/** The spec's rules, in the order the register and reset pages list them; app.js checks each id. */
+const PASSWORD_RULES: readonly { id: string; text: string }[] = [
+  { id: 'length', text: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters` },
+  { id: 'upper', text: 'an uppercase letter' },
+  { id: 'lower', text: 'a lowercase letter' },
+  { id: 'digit', text: 'a digit' },
+  { id: 'special', text: 'a special character, such as ! ? - or a space' },
+];
+
+function passwordRules(): SafeHtml {
+  return html`<div class="rules" id="password-rules">
+<p id="password-rules-title">Your password needs:</p>
+<ul aria-labelledby="password-rules-title">
+${PASSWORD_RULES.map(
+  (rule) =>
+    html`<li class="rule" data-rule="${rule.id}" data-min="${PASSWORD_MIN_LENGTH}" data-max="${PASSWORD_MAX_LENGTH}">${rule.text}<span class="visually-hidden rule-state"> (not yet)</span></li>\n`,
+)}</ul>
+</div>`;
+}
+
+function newPasswordField(label: string): SafeHtml {
+  return html`<div class="field">
+<label for="password">${label}</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required aria-describedby="password-rules" data-check-rules>
+<div class="show-password"><input id="show-password" type="checkbox" data-show-password="password"><label for="show-password">Show password</label></div>
+</div>
+${passwordRules()}`;
+}
+
+/** A region that app.js fills with the development-mode link; hidden until then. */
+function devLinkArea(ctx: PageContext): SafeHtml | null {
+  return ctx.devMode
+    ? html`<div id="dev-link" class="dev-link" hidden><p><strong>Development mode:</strong> no email is needed. <a id="dev-link-anchor" href="#"></a></p></div>`
+    : null;
+}
+
+export interface LoginPageOptions {
+  returnTo: string;
+  /** Set when "Sign in with GitHub" is configured; the start address with return_to. */
+  githubStartUrl: string | null;
+  message?: { kind: 'error' | 'success'; text: string } | undefined;
+}
+
+export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): string {
+  return renderLayout({
+    title: 'Sign in',
+    page: 'login',
+    devMode: ctx.devMode,
+    message: options.message,
+    body: html`<form method="post" action="/login" novalidate data-api="/api/auth/login" data-return-to="${options.returnTo}">
+<div class="field">
+<label for="email">Email address</label>
+<input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
+</div>
+<div class="field">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+</div>
+<button type="submit" class="primary" data-busy-text="Signing in…">Sign in</button>
+</form>
+${options.githubStartUrl === null ? null : html`<p class="or">or</p>
+<p><a class="button secondary" id="github-sign-in" href="${options.githubStartUrl}">Sign in with GitHub</a></p>`}
+<nav class="links" aria-label="Other actions">
+<p><a href="/forgot-password">Forgot your password?</a></p>
+<p>New here? <a href="/register">Create an account</a></p>
+</nav>`,
+  });
+}
+
+export function renderRegisterPage(ctx: PageContext, options: { returnTo: string }): string {
+  return renderLayout({
+    title: 'Create an account',
+    page: 'register',
+    devMode: ctx.devMode,
+    body: html`<form method="post" action="/register" novalidate data-api="/api/auth/register" data-return-to="${options.returnTo}">
+<div class="field">
+<label for="email">Email address</label>
+<input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
+</div>
+${newPasswordField('Password')}
+<button type="submit" class="primary" data-busy-text="Creating your account…">Create account</button>
+</form>
+${devLinkArea(ctx)}
+<p id="continue" hidden><a class="button primary" href="${options.returnTo}">Continue</a></p>
+<nav class="links" aria-label="Other actions">
+<p>Already have an account? <a href="/login">Sign in</a></p>
+</nav>`,
+  });
+}
+
+export function renderForgotPasswordPage(ctx: PageContext): string {
+  return renderLayout({
+    title: 'Reset your password',
+    page: 'forgot-password',
+    devMode: ctx.devMode,
+    body: html`<p>Enter the email address of your account. We will send it a link to choose a new password.</p>
+<form method="post" action="/forgot-password" novalidate data-api="/api/auth/password-reset/request">
+<div class="field">
+<label for="email">Email address</label>
+<input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
+</div>
+<button type="submit" class="primary" data-busy-text="Sending…">Send the link</button>
+</form>
+${devLinkArea(ctx)}
+<nav class="links" aria-label="Other actions">
+<p><a href="/login">Back to sign in</a></p>
+</nav>`,
+  });
+}
+
+const MISSING_TOKEN_TEXT = 'This link is incomplete: it has no token. Open the link from the email again, or ask for a new one.';
+
+export function renderResetPasswordPage(ctx: PageContext, options: { token: string | null }): string {
+  if (options.token === null) {
+    return renderLayout({
+      title: 'Choose a new password',
+      page: 'reset-password',
+      devMode: ctx.devMode,
+      message: { kind: 'error', text: MISSING_TOKEN_TEXT },
+      body: html`<nav class="links" aria-label="Other actions"><p><a href="/forgot-password">Ask for a new link</a></p></nav>`,
+    });
+  }
+  return renderLayout({
+    title: 'Choose a new password',
+    page: 'reset-password',
+    devMode: ctx.devMode,
+    body: html`<form method="post" action="/reset-password" novalidate data-api="/api/auth/password-reset/confirm">
+<input type="hidden" name="token" value="${options.token}">
+${newPasswordField('New password')}
+<button type="submit" class="primary" data-busy-text="Saving…">Save the new password</button>
+</form>
+<p id="continue" hidden><a class="button primary" href="/login">Sign in</a></p>
+<nav class="links" aria-label="Other actions">
+<p><a href="/forgot-password">Ask for a new link</a></p>
+</nav>`,
+  });
+}
+
+export function renderVerifyEmailPage(ctx: PageContext, options: { token: string | null }): string {
+  if (options.token === null) {
+    return renderLayout({
+      title: 'Confirm your email address',
+      page: 'verify-email',
+      devMode: ctx.devMode,
+      message: { kind: 'error', text: MISSING_TOKEN_TEXT },
+      body: html`<nav class="links" aria-label="Other actions"><p><a href="/dashboard">Go to your account</a></p></nav>`,
+    });
+  }
+  return renderLayout({
+    title: 'Confirm your email address',
+    page: 'verify-email',
+    devMode: ctx.devMode,
+    body: html`<form method="post" action="/verify-email" novalidate data-api="/api/auth/verify-email">
+<p>Press Confirm to finish verifying your email address.</p>
+<input type="hidden" name="token" value="${options.token}">
+<button type="submit" class="primary" data-busy-text="Confirming…">Confirm</button>
+</form>
+<p id="continue" hidden><a class="button primary" href="/dashboard">Go to your account</a></p>`,
+  });
+}
+
+export function renderDashboardPage(ctx: PageContext, options: { user: PublicUser }): string {
+  const { user } = options;
+  return renderLayout({
+    title: 'Your account',
+    page: 'dashboard',
+    devMode: ctx.devMode,
+    body: html`<dl class="account">
+<dt>Signed in as</dt>
+<dd id="account-email">${user.email ?? 'an account without an email address'}</dd>
+<dt>Email address</dt>
+<dd><span id="verification-status" class="status status--${user.emailVerified ? 'verified' : 'unverified'}">${user.email === null ? 'None to verify' : user.emailVerified ? 'Verified' : 'Not verified yet'}</span></dd>
+</dl>
+${user.email !== null && !user.emailVerified
+  ? html`<p>Check your inbox for the link that confirms your email address.</p>
+<form method="post" action="/dashboard" novalidate data-api="/api/auth/resend-verification" id="resend-form">
+<button type="submit" class="secondary" data-busy-text="Sending…">Send the verification email again</button>
+</form>
+${devLinkArea(ctx)}`
+  : null}
+<form method="post" action="/dashboard" novalidate data-api="/api/auth/logout" id="sign-out-form">
+<button type="submit" class="primary" data-busy-text="Signing out…">Sign out</button>
+</form>`,
+  });
+}
+
+/** What a form post without JavaScript reaches: the pages need the script to call the API. */
+export function renderNoScriptPage(ctx: PageContext): string {
+  return renderLayout({
+    title: 'JavaScript needed',
+    page: 'no-script',
+    devMode: ctx.devMode,
+    message: { kind: 'error', text: 'This form is sent by JavaScript, which did not run. Turn JavaScript on, go back and try again.' },
+    body: html`<nav class="links" aria-label="Other actions"><p><a href="/login">Back to sign in</a></p></nav>`,
+  });
+}

@@ -1,0 +1,151 @@
+/**
+ * @module The pages' HTTP edge: GET for each page, the two static assets, and the headers every
+ * page carries. Pages read the session only to decide the dashboard redirect (server-side, from
+ * the cookie) and never touch the database themselves.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Hono, type Context } from 'hono';
+import type { Config } from '../config.js';
+import type { AppEnv } from '../http/env.js';
+import type { SessionCookieSettings } from '../session/cookie.js';
+import type { SessionDeps } from '../session/flow.js';
+import { readValidSession } from '../session/read-session.js';
+import { toPublicUser } from '../users/user.js';
+import {
+  renderDashboardPage,
+  renderForgotPasswordPage,
+  renderLoginPage,
+  renderNoScriptPage,
+  renderRegisterPage,
+  renderResetPasswordPage,
+  renderVerifyEmailPage,
+  type PageContext,
+} from './pages.js';
+
+/**
+ * Nothing but same-origin script, style and fetch; no inline code of any kind, no framing, no
+ * <base> rewriting, and forms may only post back here.
+ */
+export const PAGE_CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+export const PAGE_PATHS = ['/login', '/register', '/forgot-password', '/reset-password', '/verify-email', '/dashboard'] as const;
+
+/** The longest provider error text shown on the login page; the rest is cut off. */
+const MAX_QUERY_MESSAGE_CHARS = 300;
+
+export interface WebRouteDeps {
+  config: Pick<Readonly<Config>, 'mode' | 'defaultReturnTo' | 'oauthProblems'>;
+  session: SessionDeps;
+  cookie: SessionCookieSettings;
+}
+
+/**
+ * A same-origin path to go to after signing in, or null. Anything that could leave the origin
+ * (`//host`, `/\host`, a scheme, control characters) is refused rather than repaired.
+ */
+export function sameOriginPath(value: string | undefined): string | null {
+  if (value === undefined || value.length > 2048) return null;
+  if (!value.startsWith('/') || value.startsWith('//') || value.includes('\\')) return null;
+  if (/[\u0000-\u001f\u007f]/.test(value)) return null;
+  const base = 'http://gatehouse.invalid';
+  let parsed: URL;
+  try {
+    parsed = new URL(value, base);
+  } catch {
+    return null;
+  }
+  return parsed.origin === base ? `${parsed.pathname}${parsed.search}${parsed.hash}` : null;
+}
+
+/** The provider's error codes (SPEC §7) in plain words; the provider's own text follows. */
+const SIGN_IN_ERRORS: Readonly<Record<string, string>> = {
+  invalid_state: 'Signing in with GitHub took too long, or was started in another window. Please try again.',
+  oauth_failed: 'We could not finish signing you in with GitHub. Please try again.',
+  oauth_error: 'GitHub did not let you sign in.',
+};
+
+function loginMessage(query: Record<string, string>): { kind: 'error' | 'success'; text: string } | undefined {
+  const code = query.error;
+  const detail = query.message?.trim().slice(0, MAX_QUERY_MESSAGE_CHARS);
+  if (code !== undefined && code !== '') {
+    const sentence = SIGN_IN_ERRORS[code] ?? 'Signing in did not work. Please try again.';
+    return { kind: 'error', text: detail ? `${sentence} Details: ${detail}` : sentence };
+  }
+  if (query.signed_out === '1') return { kind: 'success', text: 'You are signed out.' };
+  return undefined;
+}
+
+function loadAsset(name: string, contentType: string): { body: string; etag: string; contentType: string } {
+  // Read once at start; `npm run build` copies src/web/assets next to the compiled module.
+  const body = readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  return { body, etag, contentType };
+}
+
+function setPageHeaders(c: Context<AppEnv>, production: boolean): void {
+  c.header('Content-Security-Policy', PAGE_CONTENT_SECURITY_POLICY);
+  // Reset and verification tokens sit in page URLs: no Referer may carry them elsewhere.
+  c.header('Referrer-Policy', 'no-referrer');
+  c.header('X-Content-Type-Options', 'nosniff');
+  c.header('X-Frame-Options', 'DENY');
+  c.header('Cross-Origin-Opener-Policy', 'same-origin');
+  c.header('Cross-Origin-Resource-Policy', 'same-origin');
+  // Pages hold tokens or who is signed in: neither a browser cache nor a proxy may keep them.
+  c.header('Cache-Control', 'no-store');
+  if (production) c.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
+}
+
+export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
+  const ctx: PageContext = { devMode: deps.config.mode === 'development' };
+  const production = deps.config.mode === 'production';
+  const githubEnabled = deps.config.oauthProblems.length === 0;
+  const assets = {
+    '/assets/app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
+    '/assets/app.css': loadAsset('app.css', 'text/css; charset=utf-8'),
+  };
+  const returnToOf = (c: Context<AppEnv>): string => sameOriginPath(c.req.query('return_to')) ?? deps.config.defaultReturnTo;
+  const tokenOf = (c: Context<AppEnv>): string | null => {
+    const token = c.req.query('token');
+    return token === undefined || token === '' || token.length > 512 ? null : token;
+  };
+
+  const app = new Hono<AppEnv>();
+  for (const path of PAGE_PATHS) {
+    app.use(path, async (c, next) => {
+      await next();
+      setPageHeaders(c, production);
+    });
+  }
+
+  for (const [path, asset] of Object.entries(assets)) {
+    app.get(path, (c) => {
+      c.header('X-Content-Type-Options', 'nosniff');
+      c.header('Cache-Control', 'no-cache');
+      c.header('ETag', asset.etag);
+      if (c.req.header('if-none-match') === asset.etag) return c.body(null, 304);
+      return c.body(asset.body, 200, { 'Content-Type': asset.contentType });
+    });
+  }
+
+  app.get('/', (c) => c.redirect('/dashboard', 302));
+  app.get('/login', (c) => {
+    const returnTo = returnToOf(c);
+    const githubStartUrl = githubEnabled ? `/api/auth/oauth/github?return_to=${encodeURIComponent(returnTo)}` : null;
+    return c.html(renderLoginPage(ctx, { returnTo, githubStartUrl, message: loginMessage(c.req.query()) }));
+  });
+  app.get('/register', (c) => c.html(renderRegisterPage(ctx, { returnTo: returnToOf(c) })));
+  app.get('/forgot-password', (c) => c.html(renderForgotPasswordPage(ctx)));
+  app.get('/reset-password', (c) => c.html(renderResetPasswordPage(ctx, { token: tokenOf(c) })));
+  app.get('/verify-email', (c) => c.html(renderVerifyEmailPage(ctx, { token: tokenOf(c) })));
+  app.get('/dashboard', async (c) => {
+    const valid = await readValidSession(c, deps);
+    if (valid === null) return c.redirect(`/login?return_to=${encodeURIComponent('/dashboard')}`, 302);
+    return c.html(renderDashboardPage(ctx, { user: toPublicUser(valid.user) }));
+  });
+  // The forms post with fetch; a post that arrives here means the script did not run.
+  app.on('POST', [...PAGE_PATHS], (c) => c.html(renderNoScriptPage(ctx), 400));
+
+  return app;
+}

@@ -1,0 +1,481 @@
+/**
+ * The pages end to end in a real headless Chromium (Debian's /usr/bin/chromium, driven by
+ * playwright-core; no browser is ever downloaded) against the real built server in development
+ * mode. Every flow is finished through the pages alone, using the development-mode links instead
+ * of email. Screenshots of each page at desktop and phone width go to test-results/screenshots/.
+ *
+ * Without /usr/bin/chromium the suite is skipped with a message, unless REQUIRE_BROWSER=1 (CI),
+ * where a missing browser fails the run instead of silently testing less.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const SCREENSHOTS = path.resolve('test-results/screenshots');
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+const PASSWORD = 'Correct-Horse-9';
+
+const hasBrowser = fs.existsSync(CHROMIUM);
+if (!hasBrowser) {
+  const message = `Browser suites skipped: ${CHROMIUM} not found (apt-get install chromium to run them).`;
+  if (process.env.REQUIRE_BROWSER === '1') throw new Error(`${message} REQUIRE_BROWSER=1 forbids skipping.`);
+  console.warn(message);
+}
+
+function uniqueEmail(label: string): string {
+  return `${label}-${randomBytes(4).toString('hex')}@example.com`;
+}
+
+describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
+  let browser: Browser;
+  let server: ServerProcess;
+  let dataDir: string;
+  let provider: http.Server;
+  /** What the stand-in GitHub authorize page received. */
+  const authorizeRequests: URL[] = [];
+  const contexts: BrowserContext[] = [];
+  /** Console errors and page errors: a CSP violation or a script error fails the test. */
+  let problems: string[] = [];
+
+  beforeAll(async () => {
+    // Stands in for GitHub's authorize page, so a click on "Sign in with GitHub" lands
+    // somewhere local; it records what it was asked. No request leaves this machine.
+    provider = http.createServer((request, response) => {
+      authorizeRequests.push(new URL(request.url ?? '/', 'http://provider.test'));
+      response.writeHead(200, { 'content-type': 'text/html' });
+      response.end('<!doctype html><title>Provider</title><p>stand-in provider</p>');
+    });
+    await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+    const providerUrl = `http://127.0.0.1:${(provider.address() as AddressInfo).port}`;
+
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-'));
+    server = await startServerProcess({
+      cwd: dataDir,
+      env: {
+        NODE_ENV: 'development',
+        DATABASE_URL: `sqlite:${path.join(dataDir, 'e2e.db')}`,
+        JWT_SECRET: randomBytes(32).toString('base64url'),
+        BCRYPT_ROUNDS: '4',
+        // One browser signs in many times from 127.0.0.1; rate limits must not end the suite,
+        // while the login lock keeps its defaults for the lock test.
+        RATE_LIMIT_REGISTER: '1000/15m',
+        RATE_LIMIT_LOGIN: '1000/15m',
+        RATE_LIMIT_PASSWORD_RESET_REQUEST: '1000/15m',
+        RATE_LIMIT_PASSWORD_RESET_CONFIRM: '1000/15m',
+        RATE_LIMIT_VERIFY_EMAIL: '1000/15m',
+        RATE_LIMIT_RESEND_VERIFICATION: '1000/15m',
+        LOCKOUT_MAX_FAILURES: '5',
+        LOCKOUT_DURATION: '15m',
+        // The lock probe below claims another client address through X-Forwarded-For, so its
+        // failures never count against the browser's own address.
+        TRUST_PROXY: '1',
+        GITHUB_CLIENT_ID: 'e2e-client-id',
+        GITHUB_CLIENT_SECRET: 'e2e-client-secret',
+        GITHUB_AUTH_URL: `${providerUrl}/login/oauth`,
+        GITHUB_API_URL: `${providerUrl}/api`,
+        AUTH_SECRET: randomBytes(24).toString('base64url'),
+        ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
+      },
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await new Promise((resolve) => provider?.close(resolve));
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  afterEach(async () => {
+    for (const context of contexts.splice(0)) await context.close();
+    const found = problems;
+    problems = [];
+    expect(found, 'console errors, CSP violations or script errors').toEqual([]);
+  });
+
+  /** A fresh browser profile (no cookies) at desktop size. */
+  async function openPage(): Promise<Page> {
+    const context = await browser.newContext({ baseURL: server.url, viewport: DESKTOP });
+    contexts.push(context);
+    const page = await context.newPage();
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      // A fetch that answers 4xx is logged by Chromium as "Failed to load resource"; that is
+      // the API doing its job. Anything else at error level is a problem.
+      if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) {
+        problems.push(`console: ${message.text()}`);
+      }
+    });
+    return page;
+  }
+
+  /** The text the message area shows once it shows something. */
+  async function messageText(page: Page): Promise<string> {
+    await page.waitForFunction(() => (document.getElementById('message')?.textContent ?? '').trim() !== '');
+    return (await page.locator('#message').textContent())!.trim();
+  }
+
+  /** Waits until the message area shows text matching `pattern`, and returns it. */
+  async function waitForMessage(page: Page, pattern: RegExp): Promise<string> {
+    await page.waitForFunction(
+      (source) => new RegExp(source).test(document.getElementById('message')?.textContent ?? ''),
+      pattern.source,
+    );
+    return messageText(page);
+  }
+
+  /**
+   * Saves the page at desktop and phone width and checks that at phone width nothing needs
+   * sideways scrolling.
+   */
+  async function screenshots(page: Page, name: string): Promise<void> {
+    await page.setViewportSize(DESKTOP);
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-desktop.png`), fullPage: true });
+    await page.setViewportSize(PHONE);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow, `${name}: sideways scrolling at phone width`).toBeLessThanOrEqual(0);
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-phone.png`), fullPage: true });
+    await page.setViewportSize(DESKTOP);
+  }
+
+  /** Creates an account over the API from outside the browser (the browser stays signed out). */
+  async function createAccount(email: string, password = PASSWORD): Promise<void> {
+    const response = await fetch(`${server.url}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
+    expect(response.status).toBe(201);
+  }
+
+  async function signIn(page: Page, email: string, password: string): Promise<void> {
+    await page.fill('#email', email);
+    await page.fill('#password', password);
+    await page.click('button[type="submit"]');
+  }
+
+  test('register → dashboard, with the password rules checked as the person types', async () => {
+    const page = await openPage();
+    const email = uniqueEmail('register');
+    await page.goto('/register');
+    expect(await page.title()).toBe('Create an account · Gatehouse');
+    await screenshots(page, 'register');
+
+    await page.fill('#email', email);
+    await page.locator('#password').pressSequentially('abc');
+    const met = (): Promise<string[]> =>
+      page.$$eval('#password-rules .rule--met', (items) => items.map((item) => item.getAttribute('data-rule') ?? ''));
+    expect(await met()).toEqual(['lower']);
+    expect(await page.locator('[data-rule="lower"] .rule-state').textContent()).toBe(' (done)');
+    expect(await page.locator('[data-rule="digit"] .rule-state').textContent()).toBe(' (not yet)');
+
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /rule/)).toBe('The password does not meet every rule listed below it yet.');
+    expect(await page.getAttribute('#password', 'aria-invalid')).toBe('true');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('password');
+    await screenshots(page, 'register-rules-unmet');
+
+    await page.locator('#password').pressSequentially('D-9xyz');
+    expect((await met()).sort()).toEqual(['digit', 'length', 'lower', 'special', 'upper']);
+
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /created/)).toMatch(/Your account is created and you are signed in/);
+    const devLink = page.locator('#dev-link-anchor');
+    await devLink.waitFor({ state: 'visible' });
+    expect(await devLink.getAttribute('href')).toMatch(/^\/verify-email\?token=[\w.%-]+$/);
+    await screenshots(page, 'register-done');
+
+    await page.click('#continue a');
+    await page.waitForURL('**/dashboard');
+    expect(await page.title()).toBe('Your account · Gatehouse');
+    expect(await page.textContent('#account-email')).toBe(email);
+    expect(await page.textContent('#verification-status')).toBe('Not verified yet');
+    await screenshots(page, 'dashboard');
+  });
+
+  test('registering an email that exists says so in words', async () => {
+    const email = uniqueEmail('taken');
+    await createAccount(email);
+    const page = await openPage();
+    await page.goto('/register');
+    await page.fill('#email', email.toUpperCase());
+    await page.fill('#password', PASSWORD);
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /exists/)).toBe('An account with this email address already exists. Sign in, or reset your password.');
+  });
+
+  test('verify the email through the dev link: a plain GET of the link verifies nothing, the Confirm click does', async () => {
+    const page = await openPage();
+    await page.goto('/register');
+    await page.fill('#email', uniqueEmail('verify'));
+    await page.fill('#password', PASSWORD);
+    await page.click('button[type="submit"]');
+    const devLink = page.locator('#dev-link-anchor');
+    await devLink.waitFor({ state: 'visible' });
+    const href = (await devLink.getAttribute('href'))!;
+
+    // A mail scanner fetching the link, twice, without cookies.
+    for (let i = 0; i < 2; i++) expect((await fetch(`${server.url}${href}`)).status).toBe(200);
+    await devLink.click();
+    await page.waitForURL('**/verify-email?token=*');
+    expect(await page.title()).toBe('Confirm your email address · Gatehouse');
+    await screenshots(page, 'verify-email');
+    const before = (await (await page.request.get('/api/auth/session')).json()) as { user: { emailVerified: boolean } };
+    expect(before.user.emailVerified).toBe(false);
+
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /verified/)).toBe('Your email address is verified. Thank you.');
+    await screenshots(page, 'verify-email-done');
+    await page.click('#continue a');
+    await page.waitForURL('**/dashboard');
+    expect(await page.textContent('#verification-status')).toBe('Verified');
+    expect(await page.locator('#resend-form').count()).toBe(0);
+
+    // The link works once.
+    await page.goto(href);
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /invalid/)).toBe('This verification link is invalid or has expired. Ask for a new one.');
+  });
+
+  test('resend verification from the dashboard shows a new dev link that verifies', async () => {
+    const page = await openPage();
+    const email = uniqueEmail('resend');
+    expect((await page.request.post('/api/auth/register', { data: { email, password: PASSWORD } })).status()).toBe(201);
+    await page.goto('/dashboard');
+    await page.click('#resend-form button');
+    expect(await waitForMessage(page, /sent/)).toBe('We sent a new verification link to your email address. Earlier links no longer work.');
+    await page.click('#dev-link-anchor');
+    await page.waitForURL('**/verify-email?token=*');
+    await page.click('button[type="submit"]');
+    await waitForMessage(page, /verified/);
+  });
+
+  test('sign out, after which the dashboard sends a visitor to sign in and back', async () => {
+    const page = await openPage();
+    const email = uniqueEmail('signout');
+    expect((await page.request.post('/api/auth/register', { data: { email, password: PASSWORD } })).status()).toBe(201);
+    await page.goto('/dashboard');
+    await page.click('#sign-out-form button');
+    await page.waitForURL('**/login?signed_out=1');
+    expect(await messageText(page)).toBe('You are signed out.');
+
+    await page.goto('/dashboard');
+    await page.waitForURL('**/login?return_to=%2Fdashboard');
+    await signIn(page, email, PASSWORD);
+    await page.waitForURL('**/dashboard');
+    expect(await page.textContent('#account-email')).toBe(email);
+  });
+
+  test('a wrong password shows the error without moving the form; the right one signs in', async () => {
+    const email = uniqueEmail('wrong');
+    await createAccount(email);
+    const page = await openPage();
+    await page.goto('/login');
+    expect(await page.title()).toBe('Sign in · Gatehouse');
+    await screenshots(page, 'login');
+    const buttonBefore = await page.locator('button[type="submit"]').boundingBox();
+
+    await signIn(page, email, 'Wrong-Password-1');
+    expect(await waitForMessage(page, /not correct/)).toBe('The email address or password is not correct.');
+    expect(await page.getAttribute('#message', 'role')).toBe('alert');
+    const buttonAfter = await page.locator('button[type="submit"]').boundingBox();
+    expect(buttonAfter!.y).toBe(buttonBefore!.y);
+    await screenshots(page, 'login-error');
+
+    await page.fill('#password', PASSWORD);
+    await page.press('#password', 'Enter');
+    await page.waitForURL('**/dashboard');
+  });
+
+  test('an empty or malformed email is caught before anything is sent', async () => {
+    const page = await openPage();
+    await page.goto('/login');
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /email/)).toBe('Enter your email address.');
+    await page.fill('#email', 'not-an-email');
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /valid/)).toBe('Enter a valid email address, such as name@example.com.');
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('email');
+  });
+
+  test('forgot → reset through the dev link → sign in with the new password', async () => {
+    const email = uniqueEmail('reset');
+    await createAccount(email);
+    const page = await openPage();
+    await page.goto('/forgot-password');
+    expect(await page.title()).toBe('Reset your password · Gatehouse');
+    await screenshots(page, 'forgot-password');
+    await page.fill('#email', email);
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /If an account exists/)).toBe(
+      'If an account exists for this email address, we sent it a link to reset the password.',
+    );
+    await screenshots(page, 'forgot-password-sent');
+
+    await page.click('#dev-link-anchor');
+    await page.waitForURL('**/reset-password?token=*');
+    expect(await page.title()).toBe('Choose a new password · Gatehouse');
+    await screenshots(page, 'reset-password');
+    await page.fill('#password', 'Brand-New-Pass-7');
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /changed/)).toBe('Your password has been changed. Sign in with your new password.');
+    await page.click('#continue a');
+    await page.waitForURL('**/login');
+
+    await signIn(page, email, PASSWORD);
+    await waitForMessage(page, /not correct/);
+    await page.fill('#password', 'Brand-New-Pass-7');
+    await page.click('button[type="submit"]');
+    await page.waitForURL('**/dashboard');
+  });
+
+  test('keyboard only: the skip link, visible focus, then fill and submit the login form with Tab, typing and Enter', async () => {
+    const email = uniqueEmail('keyboard');
+    await createAccount(email);
+    const page = await openPage();
+    await page.goto('/login');
+    const focused = (): Promise<string | undefined> => page.evaluate(() => document.activeElement?.id || document.activeElement?.className);
+    // The email field has autofocus; one step back is the skip link, shown when focused.
+    expect(await focused()).toBe('email');
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused()).toBe('skip-link');
+    const skip = await page.locator('.skip-link').boundingBox();
+    expect(skip!.y).toBeGreaterThanOrEqual(0);
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('email');
+
+    await page.keyboard.type(email);
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('password');
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Sign in');
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).toBe('solid');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await page.waitForURL('**/dashboard');
+  });
+
+  test('the login page shows provider errors from the query as text, never as markup', async () => {
+    const page = await openPage();
+    const hostile = '<img src=x onerror="window.__pwned=1"><b>bold</b>';
+    await page.goto(`/login?error=oauth_error&message=${encodeURIComponent(hostile)}`);
+    const text = await messageText(page);
+    expect(text).toBe(`GitHub did not let you sign in. Details: ${hostile}`);
+    expect(await page.locator('#message img, #message b').count()).toBe(0);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    await screenshots(page, 'login-provider-error');
+    expect(await page.getAttribute('#github-sign-in', 'href')).toBe('/api/auth/oauth/github?return_to=%2Fdashboard');
+  });
+
+  test('a 429 from the API is shown with its wait in words: rate limited, and account locked', async () => {
+    // The page's side of the documented 429 contract (code + Retry-After), whatever sends it.
+    const page = await openPage();
+    const answers = [
+      { retryAfter: '840', body: { error: 'rate_limited', message: 'Too many requests.' } },
+      { retryAfter: '900', body: { error: 'account_locked', message: 'Locked.' } },
+      { retryAfter: '45', body: { error: 'rate_limited', message: 'Too many requests.' } },
+    ];
+    await page.route('**/api/auth/login', (route) => {
+      const answer = answers.shift()!;
+      return route.fulfill({
+        status: 429,
+        headers: { 'content-type': 'application/json', 'retry-after': answer.retryAfter },
+        body: JSON.stringify(answer.body),
+      });
+    });
+    await page.goto('/login');
+    await page.fill('#email', 'someone@example.com');
+    await page.fill('#password', PASSWORD);
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /Try again/)).toBe('Too many attempts. Try again in 14 minutes.');
+    await screenshots(page, 'login-rate-limited');
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /locked/)).toBe(
+      'This account is locked for now after too many failed sign-in attempts. Try again in 15 minutes.',
+    );
+    await page.click('button[type="submit"]');
+    expect(await waitForMessage(page, /seconds/)).toBe('Too many attempts. Try again in 45 seconds.');
+    expect(page.url()).toMatch(/\/login$/);
+  });
+
+  test('a locked account shows the lock and when to try again', async (ctx) => {
+    // Feature probe, from another client address: five wrong passwords, then the right one.
+    const probeEmail = uniqueEmail('lock-probe');
+    await createAccount(probeEmail);
+    const login = (password: string): Promise<Response> =>
+      fetch(`${server.url}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.23' },
+        body: JSON.stringify({ email: probeEmail, password }),
+      });
+    for (let i = 0; i < 5; i++) await login('Wrong-Password-1');
+    if ((await login(PASSWORD)).status !== 429) {
+      const reason = 'the login lock is not on this branch: the right password still signs in after 5 wrong ones (it arrives with the rate-limits branch)';
+      console.warn(`Lock test skipped: ${reason}.`);
+      ctx.skip(reason);
+    }
+
+    const email = uniqueEmail('locked');
+    await createAccount(email);
+    const page = await openPage();
+    await page.goto('/login');
+    await signIn(page, email, 'Wrong-Password-1');
+    expect(await waitForMessage(page, /not correct/)).toBe('The email address or password is not correct.');
+    for (let i = 0; i < 4; i++) {
+      await page.evaluate(() => (document.getElementById('message')!.textContent = ''));
+      await page.click('button[type="submit"]');
+      await messageText(page);
+    }
+    await page.evaluate(() => (document.getElementById('message')!.textContent = ''));
+    await page.fill('#password', PASSWORD);
+    await page.click('button[type="submit"]');
+    const text = await waitForMessage(page, /Try again in/);
+    expect(text).toMatch(/^(This account is locked for now after too many failed sign-in attempts|Too many attempts)\. Try again in 1[45] minutes\.$/);
+    expect(page.url()).toMatch(/\/login$/);
+    await screenshots(page, 'login-locked');
+  });
+
+  test('"Sign in with GitHub" starts the provider flow with state and PKCE', async (ctx) => {
+    const probe = await fetch(`${server.url}/api/auth/oauth/github?return_to=%2Fdashboard`, { redirect: 'manual' });
+    if (probe.status === 404) {
+      const reason = 'the provider flow is not on this branch: GET /api/auth/oauth/github answers 404 (it arrives with the GitHub branch)';
+      console.warn(`GitHub sign-in test skipped: ${reason}.`);
+      ctx.skip(reason);
+    }
+    authorizeRequests.length = 0;
+    const page = await openPage();
+    await page.goto('/login');
+    await page.click('#github-sign-in');
+    await page.waitForURL(/\/login\/oauth\/authorize\?/);
+    const authorize = authorizeRequests.at(-1)!;
+    expect(authorize.pathname).toBe('/login/oauth/authorize');
+    expect(authorize.searchParams.get('client_id')).toBe('e2e-client-id');
+    expect(authorize.searchParams.get('state')).toMatch(/^[\w-]{43}$/);
+    expect(authorize.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    // Completing the flow needs the GitHub-compatible token and API server that arrives with
+    // the GitHub branch; the lead adds that end-to-end step when merging.
+  });
+});

@@ -1,0 +1,44 @@
+/**
+ * Runs the built server (`dist/cli.js serve`) in a child process, as an operator would, and
+ * reads its address from the "listening on http://…" log line.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+const CLI = path.resolve('dist/cli.js');
+
+export interface ServerProcess {
+  url: string;
+  /** Everything the server printed so far. */
+  output(): string;
+  /** SIGTERM, then waits for the exit. */
+  stop(): Promise<void>;
+}
+
+export async function startServerProcess(options: { env: Record<string, string>; cwd: string }): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
+      if (match?.[1]) resolve(match[1]);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', () => reject(new Error(`the server exited before listening:\n${output}`)));
+  });
+  return {
+    url,
+    output: () => output,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
