@@ -11,6 +11,8 @@ import type { Database } from './schema.js';
 export interface DatabaseHandle {
   kysely: Kysely<Database>;
   dialect: 'sqlite' | 'postgres';
+  /** The pg pool behind Kysely when the dialect is PostgreSQL (the rate limit store shares it). */
+  postgresPool: pg.Pool | null;
   /** Answers whether the database takes a query right now (for /readyz). */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -37,6 +39,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     return {
       kysely,
       dialect: 'sqlite',
+      postgresPool: null,
       ping: async () => {
         await sql`select 1`.execute(kysely);
       },
@@ -65,6 +68,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
   return {
     kysely,
     dialect: 'postgres',
+    postgresPool: pool,
     ping: async () => {
       await sql`select 1`.execute(kysely);
     },
@@ -74,9 +78,17 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
 
 /** Applies every pending migration; throws with the failing migration's error. */
 export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResultSet> {
+  // Kysely looks for its migration tables in every schema unless told which one: another schema
+  // of the same database holding them (another app, a concurrent test run) would make it skip
+  // creating ours and then fail. Name the schema the connection actually uses.
+  const migrationTableSchema =
+    db.dialect === 'postgres'
+      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema
+      : undefined;
   const migrator = new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => migrations },
+    ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
   const result = await migrator.migrateToLatest();
   if (result.error) throw result.error;
