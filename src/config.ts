@@ -39,6 +39,8 @@ export interface Config {
   /** Folder for local state: the SQLite file and the generated development JWT secret. */
   dataDir: string;
   redisUrl: string | null;
+  /** Prefix of every Redis key, so several deployments can share one Redis. */
+  redisKeyPrefix: string;
   /** null only outside production, until the server fills it from the data folder. */
   jwtSecret: string | null;
   sessionExpiresInSeconds: number;
@@ -160,6 +162,10 @@ export function loadConfig(env: Env): Readonly<Config> {
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     problems.push('REDIS_URL: expected redis://host:port or rediss://host:port');
   }
+  const redisKeyPrefix = read('REDIS_KEY_PREFIX') ?? 'gatehouse';
+  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(redisKeyPrefix)) {
+    problems.push('REDIS_KEY_PREFIX: expected 1 to 64 letters, digits, ":", "_" or "-"');
+  }
 
   const jwtSecret = read('JWT_SECRET') ?? null;
   if (jwtSecret === null && mode === 'production') {
@@ -265,6 +271,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     database: Object.freeze(database),
     dataDir,
     redisUrl,
+    redisKeyPrefix,
     jwtSecret,
     sessionExpiresInSeconds,
     sessionCookieName,

@@ -10,8 +10,14 @@ import { ConfigError, type Config } from './config.js';
 import { migrateToLatest, openDatabase, type DatabaseHandle } from './db/connect.js';
 import { createStores, type Stores } from './db/stores.js';
 import type { ConnectionInfo } from './http/env.js';
+import { deviceCookieSettings } from './limits/device-cookie.js';
+import { createDeviceTokenKey } from './limits/device-token.js';
+import { openLimiterBackend } from './limits/limiter-backend.js';
+import { createLoginLock, type LoginLock } from './limits/login-lock.js';
+import { createRateLimits } from './limits/rate-limits.js';
 import { createLogger, type Logger } from './logger.js';
 import { createBcryptHasher, type PasswordHasher } from './password/hasher.js';
+import { secureRandom, type RandomReader } from './random.js';
 import { validateSessionToken } from './session/flow.js';
 import { createSessionKey } from './session/token.js';
 import { toPublicUser, type PublicUser } from './users/user.js';
@@ -22,6 +28,7 @@ export interface GatehouseOptions {
   hasher?: PasswordHasher;
   /** An already open database (tests pass one bound to a throwaway PostgreSQL schema). */
   database?: DatabaseHandle;
+  random?: RandomReader;
 }
 
 export interface GatehouseSession {
@@ -33,11 +40,13 @@ export interface Gatehouse {
   readonly config: Readonly<Config>;
   /** Storage verbs, for operators' tooling and tests; the HTTP API never needs them. */
   readonly stores: Stores;
+  /** The login lock, for operators' tooling (lifting a lock) and tests. */
+  readonly loginLock: LoginLock;
   /** Answers any Gatehouse request; `info.remoteAddress` is the client's socket address. */
   fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
   /** Reads and validates the session cookie of `request`; null when there is no valid session. */
   getSession(request: Request): Promise<GatehouseSession | null>;
-  /** Closes the database. In-flight requests should be finished first. */
+  /** Closes the rate limit store (Redis) and the database. In-flight requests should be finished first. */
   close(): Promise<void>;
 }
 
@@ -53,12 +62,21 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const database = options.database ?? openDatabase(config.database);
+  let limiterBackend;
   try {
     if (config.migrateOnStart) await migrateToLatest(database);
+    limiterBackend = await openLimiterBackend({
+      redisUrl: config.redisUrl,
+      postgresPool: database.postgresPool,
+      keyPrefix: config.redisKeyPrefix,
+      logger,
+    });
   } catch (error) {
     await database.close();
     throw error;
   }
+  const limits = createRateLimits(limiterBackend, config.rateLimits);
+  const loginLock = createLoginLock(limiterBackend, config.lockout);
 
   const stores = createStores(database.kysely);
   const cookie = { name: config.sessionCookieName, secure: config.mode === 'production' };
@@ -75,13 +93,26 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     logger,
     database,
     cookie,
+    deviceCookie: deviceCookieSettings(config.mode),
     session,
-    password: { users: stores.users, audit: stores.audit, hasher, session },
+    limits,
+    loginLock,
+    limiterStatus: () => limiterBackend.checkStatus(),
+    password: {
+      users: stores.users,
+      audit: stores.audit,
+      hasher,
+      session,
+      limits,
+      loginLock,
+      device: { key: createDeviceTokenKey(config.jwtSecret), random: options.random ?? secureRandom },
+    },
   }) as unknown as Hono<never>;
 
   return {
     config,
     stores,
+    loginLock,
     fetch: async (request, info = {}) => app.fetch(request, info),
     async getSession(request) {
       const header = request.headers.get('cookie');
@@ -94,6 +125,12 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
         session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString() },
       };
     },
-    close: () => database.close(),
+    async close() {
+      try {
+        await limiterBackend.close();
+      } finally {
+        await database.close();
+      }
+    },
   };
 }
