@@ -95,7 +95,11 @@ export async function createTestGatehouse(
         remoteAddress: requestOptions.ip ?? '203.0.113.10',
       });
     },
-    close: drop,
+    async close() {
+      // The gatehouse first (it disconnects its rate limit store), then the database.
+      await gatehouse.close();
+      await drop();
+    },
   };
 }
 
