@@ -2,7 +2,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  PostgresIntrospector,
+  SqliteDialect,
+  sql,
+  type DatabaseIntrospector,
+  type MigrationResultSet,
+  type TableMetadata,
+} from 'kysely';
 import pg from 'pg';
 import type { DatabaseTarget } from '../config.js';
 import { migrations } from './migrations/index.js';
@@ -19,6 +29,35 @@ export interface DatabaseHandle {
 }
 
 const INT8_OID = 20;
+
+/**
+ * Kysely's PostgreSQL introspector lists the tables of every schema and calls
+ * has_schema_privilege() on each by name; a schema dropped meanwhile by another client (a
+ * concurrent test run's throwaway schema) makes that query fail. The migrator only needs the
+ * tables of the schema we use, so only those are listed.
+ */
+class CurrentSchemaIntrospector extends PostgresIntrospector {
+  readonly #db: Kysely<unknown>;
+
+  constructor(db: Kysely<unknown>) {
+    super(db);
+    this.#db = db;
+  }
+
+  override async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ name: string; schema: string; kind: string }>`
+      select c.relname as name, n.nspname as schema, c.relkind as kind
+      from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind in ('r', 'v', 'p')`.execute(this.#db);
+    return rows.map((row) => ({ name: row.name, schema: row.schema, isView: row.kind === 'v', columns: [] }));
+  }
+}
+
+class CurrentSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new CurrentSchemaIntrospector(db);
+  }
+}
 
 export interface OpenDatabaseOptions {
   /** PostgreSQL only: a schema to create and use (tests use a throwaway one per run). */
@@ -64,7 +103,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query reports the outage (503) instead.
   pool.on('error', () => {});
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return {
     kysely,
     dialect: 'postgres',
