@@ -171,6 +171,8 @@ async function redisBackend(url: string, options: OpenLimiterBackendOptions): Pr
     connectTimeout: REDIS_FIRST_CONNECT_WAIT_MS,
     // Keep reconnecting forever, at most every 2 s: recovery needs no restart.
     retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
+    // Names the connection in CLIENT LIST, for operators (and the tests that check close()).
+    connectionName: options.keyPrefix,
   });
   // ioredis reports every failed reconnect as an 'error' event; StoreHealth logs the outage once.
   redis.on('error', () => {});
