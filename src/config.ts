@@ -77,6 +77,12 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   resendVerification: { points: 3, durationSeconds: 15 * 60 },
 });
 
+/**
+ * Longest rate limit window or lock. The in-memory store expires keys with setTimeout, which
+ * fires at once past 2^31 ms (24.8 days); failures are kept for two lock durations.
+ */
+const MAX_LIMIT_WINDOW_SECONDS = 7 * 24 * 3600;
+
 const RATE_LIMIT_VARIABLES: Record<RateLimitName, string> = {
   register: 'RATE_LIMIT_REGISTER',
   login: 'RATE_LIMIT_LOGIN',
@@ -201,6 +207,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     if (raw === undefined) continue;
     const rule = parseRateLimitRule(raw);
     if (rule === null) problems.push(`${variable}: expected <count>/<window> such as 10/15m (window in seconds or with s, m, h), got "${raw}"`);
+    else if (rule.durationSeconds > MAX_LIMIT_WINDOW_SECONDS) problems.push(`${variable}: the window must be at most 7 days (168h), got "${raw}"`);
     else rateLimits[name] = rule;
   }
 
@@ -210,6 +217,7 @@ export function loadConfig(env: Env): Readonly<Config> {
   if (rawLockoutDuration !== undefined) {
     const seconds = parseDurationSeconds(rawLockoutDuration);
     if (seconds === null) problems.push(`LOCKOUT_DURATION: expected a duration such as 900, 15m or 1h, got "${rawLockoutDuration}"`);
+    else if (seconds > MAX_LIMIT_WINDOW_SECONDS) problems.push(`LOCKOUT_DURATION: must be at most 7 days (168h), got "${rawLockoutDuration}"`);
     else lockoutDurationSeconds = seconds;
   }
 
