@@ -14,6 +14,10 @@ import { isDatabaseUnavailable } from './db/errors.js';
 import { AppError } from './errors.js';
 import { resolveClientIp } from './http/client-ip.js';
 import type { AppEnv } from './http/env.js';
+import type { DeviceCookieSettings } from './limits/device-cookie.js';
+import type { LimiterStatus } from './limits/limiter-backend.js';
+import type { LoginLock } from './limits/login-lock.js';
+import type { RateLimits } from './limits/rate-limits.js';
 import type { Logger } from './logger.js';
 import type { VerificationDeps } from './email-verification/flow.js';
 import { createVerificationRoutes } from './email-verification/routes.js';
@@ -35,7 +39,13 @@ export interface AppDeps {
   logger: Logger;
   database: Pick<DatabaseHandle, 'ping'>;
   cookie: SessionCookieSettings;
+  deviceCookie: DeviceCookieSettings;
   session: SessionDeps;
+  /** Rate limits and the login lock, for every feature's flows (limits/rate-limits.ts). */
+  limits: RateLimits;
+  loginLock: LoginLock;
+  /** Which store the limits count in right now, for /readyz. */
+  limiterStatus: () => Promise<LimiterStatus>;
   password: PasswordFlowDeps;
   verification: VerificationDeps;
   reset: ResetDeps;
@@ -90,16 +100,19 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
+    const limiter = await deps.limiterStatus();
     try {
       await deps.database.ping();
-      return c.json({ status: 'ready', database: 'ok' });
     } catch {
-      return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
+      return c.json({ status: 'unavailable', database: 'unreachable', limiter }, 503);
     }
+    // A limiter on its in-memory fallback still protects every endpoint, only per instance: the
+    // service works, so it stays in rotation (200) and says so for monitoring.
+    return c.json({ status: limiter === 'memory-fallback' ? 'degraded' : 'ready', database: 'ok', limiter });
   });
 
   const devMode = deps.config.mode === 'development';
-  app.route('/api/auth', createPasswordRoutes({ flow: deps.password, cookie: deps.cookie, devMode }));
+  app.route('/api/auth', createPasswordRoutes({ flow: deps.password, cookie: deps.cookie, deviceCookie: deps.deviceCookie, devMode }));
   app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie }));
   app.route('/api/auth', createVerificationRoutes({ flow: deps.verification, session: deps.session, cookie: deps.cookie, devMode }));
   app.route('/api/auth', createResetRoutes({ flow: deps.reset, devMode }));

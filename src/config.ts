@@ -50,6 +50,8 @@ export interface Config {
   /** Folder for local state: the SQLite file and the generated development JWT secret. */
   dataDir: string;
   redisUrl: string | null;
+  /** Prefix of every Redis key, so several deployments can share one Redis. */
+  redisKeyPrefix: string;
   /** null only outside production, until the server fills it from the data folder. */
   jwtSecret: string | null;
   sessionExpiresInSeconds: number;
@@ -86,6 +88,12 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   verifyEmail: { points: 10, durationSeconds: 15 * 60 },
   resendVerification: { points: 3, durationSeconds: 15 * 60 },
 });
+
+/**
+ * Longest rate limit window or lock. The in-memory store expires keys with setTimeout, which
+ * fires at once past 2^31 ms (24.8 days); failures are kept for two lock durations.
+ */
+const MAX_LIMIT_WINDOW_SECONDS = 7 * 24 * 3600;
 
 const RATE_LIMIT_VARIABLES: Record<RateLimitName, string> = {
   register: 'RATE_LIMIT_REGISTER',
@@ -172,6 +180,10 @@ export function loadConfig(env: Env): Readonly<Config> {
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
     problems.push('REDIS_URL: expected redis://host:port or rediss://host:port');
   }
+  const redisKeyPrefix = read('REDIS_KEY_PREFIX') ?? 'gatehouse';
+  if (!/^[A-Za-z0-9:_-]{1,64}$/.test(redisKeyPrefix)) {
+    problems.push('REDIS_KEY_PREFIX: expected 1 to 64 letters, digits, ":", "_" or "-"');
+  }
 
   const jwtSecret = read('JWT_SECRET') ?? null;
   if (jwtSecret === null && mode === 'production') {
@@ -207,6 +219,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     if (raw === undefined) continue;
     const rule = parseRateLimitRule(raw);
     if (rule === null) problems.push(`${variable}: expected <count>/<window> such as 10/15m (window in seconds or with s, m, h), got "${raw}"`);
+    else if (rule.durationSeconds > MAX_LIMIT_WINDOW_SECONDS) problems.push(`${variable}: the window must be at most 7 days (168h), got "${raw}"`);
     else rateLimits[name] = rule;
   }
 
@@ -216,6 +229,7 @@ export function loadConfig(env: Env): Readonly<Config> {
   if (rawLockoutDuration !== undefined) {
     const seconds = parseDurationSeconds(rawLockoutDuration);
     if (seconds === null) problems.push(`LOCKOUT_DURATION: expected a duration such as 900, 15m or 1h, got "${rawLockoutDuration}"`);
+    else if (seconds > MAX_LIMIT_WINDOW_SECONDS) problems.push(`LOCKOUT_DURATION: must be at most 7 days (168h), got "${rawLockoutDuration}"`);
     else lockoutDurationSeconds = seconds;
   }
 
@@ -290,6 +304,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     database: Object.freeze(database),
     dataDir,
     redisUrl,
+    redisKeyPrefix,
     jwtSecret,
     sessionExpiresInSeconds,
     sessionCookieName,

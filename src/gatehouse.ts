@@ -16,6 +16,11 @@ import { createEmailPump } from './outbox/pump.js';
 import { createSmtpMailer } from './outbox/smtp-mailer.js';
 import { secureRandom, type RandomReader } from './random.js';
 import type { ConnectionInfo } from './http/env.js';
+import { deviceCookieSettings } from './limits/device-cookie.js';
+import { createDeviceTokenKey } from './limits/device-token.js';
+import { openLimiterBackend } from './limits/limiter-backend.js';
+import { createLoginLock, type LoginLock } from './limits/login-lock.js';
+import { createRateLimits } from './limits/rate-limits.js';
 import { createLogger, type Logger } from './logger.js';
 import { createHashPool } from './password/hash-pool.js';
 import { createBcryptHasher, createSecretHasher, type PasswordHasher } from './password/hasher.js';
@@ -47,13 +52,15 @@ export interface Gatehouse {
   readonly config: Readonly<Config>;
   /** Storage verbs, for operators' tooling and tests; the HTTP API never needs them. */
   readonly stores: Stores;
+  /** The login lock, for operators (for example to lift an email's lock by hand). */
+  readonly loginLock: LoginLock;
   /** Answers any Gatehouse request; `info.remoteAddress` is the client's socket address. */
   fetch(request: Request, info?: ConnectionInfo): Promise<Response>;
   /** Reads and validates the session cookie of `request`; null when there is no valid session. */
   getSession(request: Request): Promise<GatehouseSession | null>;
   /** Sends the queued emails that are due now, and drops expired links; for workers and tests. */
   deliverQueuedEmails(): Promise<DeliveryReport>;
-  /** Closes the database. In-flight requests should be finished first. */
+  /** Closes the email sender, the hashing threads, the rate limit store and the database. In-flight requests should be finished first. */
   close(): Promise<void>;
 }
 
@@ -69,12 +76,21 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.logLevel });
   const database = options.database ?? openDatabase(config.database);
+  let limiterBackend;
   try {
     if (config.migrateOnStart) await migrateToLatest(database);
+    limiterBackend = await openLimiterBackend({
+      redisUrl: config.redisUrl,
+      postgresPool: database.postgresPool,
+      keyPrefix: config.redisKeyPrefix,
+      logger,
+    });
   } catch (error) {
     await database.close();
     throw error;
   }
+  const limits = createRateLimits(limiterBackend, config.rateLimits);
+  const loginLock = createLoginLock(limiterBackend, config.lockout);
 
   const stores = createStores(database.kysely, database.dialect);
   const cookie = { name: config.sessionCookieName, secure: config.mode === 'production' };
@@ -103,9 +119,21 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     logger,
     database,
     cookie,
+    deviceCookie: deviceCookieSettings(config.mode),
     session,
-    password: { stores, hasher, session, verification },
-    verification,
+    limits,
+    loginLock,
+    limiterStatus: () => limiterBackend.checkStatus(),
+    password: {
+      stores,
+      hasher,
+      session,
+      verification,
+      limits,
+      loginLock,
+      device: { key: createDeviceTokenKey(config.jwtSecret), random },
+    },
+    verification: { ...verification, limits },
     reset: {
       stores,
       random,
@@ -114,13 +142,15 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       hasher,
       tokenHasher: createSecretHasher(hashPool, RESET_TOKEN_BCRYPT_ROUNDS),
       onEmailQueued: emailPump.kick,
-      clearLoginFailures: async () => {},
+      limits,
+      clearLoginFailures: (email, now) => loginLock.clearEmail(email, now),
     },
   }) as unknown as Hono<never>;
 
   return {
     config,
     stores,
+    loginLock,
     fetch: async (request, info = {}) => app.fetch(request, info),
     async getSession(request) {
       const header = request.headers.get('cookie');
@@ -135,10 +165,14 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     },
     deliverQueuedEmails: () => emailPump.drain(),
     async close() {
-      await emailPump.stop();
-      await mailer?.close?.();
-      await hashPool.close();
-      await database.close();
+      try {
+        await emailPump.stop();
+        await mailer?.close?.();
+        await hashPool.close();
+        await limiterBackend.close();
+      } finally {
+        await database.close();
+      }
     },
   };
 }

@@ -61,6 +61,35 @@ describe('loadConfig()', () => {
     expect(problems.find((p) => p.startsWith('JWT_SECRET:'))).not.toContain('short');
   });
 
+  test('rate limits, lockout, TRUST_PROXY and Redis variables', () => {
+    const config = loadConfig({
+      RATE_LIMIT_LOGIN: '2/1m',
+      RATE_LIMIT_PASSWORD_RESET_REQUEST: '3/1h',
+      LOCKOUT_MAX_FAILURES: '3',
+      LOCKOUT_DURATION: '2m',
+      TRUST_PROXY: '1',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      REDIS_KEY_PREFIX: 'auth:eu-1',
+    });
+    expect(config.rateLimits.login).toEqual({ points: 2, durationSeconds: 60 });
+    expect(config.rateLimits.passwordResetRequest).toEqual({ points: 3, durationSeconds: 3600 });
+    expect(config.rateLimits.register).toEqual({ points: 5, durationSeconds: 900 });
+    expect(config.lockout).toEqual({ maxFailures: 3, durationSeconds: 120 });
+    expect(config.trustProxyHops).toBe(1);
+    expect(config.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(config.redisKeyPrefix).toBe('auth:eu-1');
+    expect(loadConfig({}).redisKeyPrefix).toBe('gatehouse');
+    expect(loadConfig({}).redisUrl).toBeNull();
+  });
+
+  test('windows and locks longer than 7 days, and odd Redis key prefixes, are refused by name', () => {
+    const problems = problemsOf({ RATE_LIMIT_REGISTER: '5/200h', LOCKOUT_DURATION: '169h', REDIS_KEY_PREFIX: 'has space', LOCKOUT_MAX_FAILURES: '0' });
+    for (const variable of ['RATE_LIMIT_REGISTER', 'LOCKOUT_DURATION', 'REDIS_KEY_PREFIX', 'LOCKOUT_MAX_FAILURES']) {
+      expect(problems.some((p) => p.startsWith(`${variable}:`)), variable).toBe(true);
+    }
+    expect(loadConfig({ RATE_LIMIT_REGISTER: '5/168h', LOCKOUT_DURATION: '168h' }).lockout.durationSeconds).toBe(604800);
+  });
+
   test('DATABASE_URL forms', () => {
     expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toEqual({ kind: 'sqlite', filename: ':memory:' });
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).database).toEqual({ kind: 'postgres', connectionString: 'postgres://u@h:5432/db' });

@@ -2,7 +2,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql, type MigrationResultSet, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  PostgresIntrospector,
+  SqliteDialect,
+  sql,
+  type DatabaseIntrospector,
+  type MigrationResultSet,
+  type SqliteDatabase,
+  type SqliteStatement,
+  type TableMetadata,
+} from 'kysely';
 import pg from 'pg';
 import type { DatabaseTarget } from '../config.js';
 import { migrations } from './migrations/index.js';
@@ -11,6 +23,8 @@ import type { Database } from './schema.js';
 export interface DatabaseHandle {
   kysely: Kysely<Database>;
   dialect: 'sqlite' | 'postgres';
+  /** The pg pool behind Kysely when the dialect is PostgreSQL (the rate limit store shares it). */
+  postgresPool: pg.Pool | null;
   /** Answers whether the database takes a query right now (for /readyz). */
   ping(): Promise<void>;
   /**
@@ -24,6 +38,35 @@ export interface DatabaseHandle {
 }
 
 const INT8_OID = 20;
+
+/**
+ * Kysely's PostgreSQL introspector lists the tables of every schema and calls
+ * has_schema_privilege() on each by name; a schema dropped meanwhile by another client (a
+ * concurrent test run's throwaway schema) makes that query fail. The migrator only needs the
+ * tables of the schema we use, so only those are listed.
+ */
+class CurrentSchemaIntrospector extends PostgresIntrospector {
+  readonly #db: Kysely<unknown>;
+
+  constructor(db: Kysely<unknown>) {
+    super(db);
+    this.#db = db;
+  }
+
+  override async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ name: string; schema: string; kind: string }>`
+      select c.relname as name, n.nspname as schema, c.relkind as kind
+      from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind in ('r', 'v', 'p')`.execute(this.#db);
+    return rows.map((row) => ({ name: row.name, schema: row.schema, isView: row.kind === 'v', columns: [] }));
+  }
+}
+
+class CurrentSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new CurrentSchemaIntrospector(db);
+  }
+}
 
 export interface OpenDatabaseOptions {
   /** PostgreSQL only: a schema to create and use (tests use a throwaway one per run). */
@@ -47,6 +90,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     return {
       kysely,
       dialect: 'sqlite',
+      postgresPool: null,
       ping: async () => {
         await sql`select 1`.execute(kysely);
       },
@@ -75,10 +119,11 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query reports the outage (503) instead.
   pool.on('error', () => {});
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return {
     kysely,
     dialect: 'postgres',
+    postgresPool: pool,
     ping: async () => {
       await sql`select 1`.execute(kysely);
     },
@@ -129,13 +174,7 @@ export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResu
     provider: { getMigrations: async () => migrations },
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
-  // Kysely checks for its tables by introspecting every schema of the database; a schema
-  // dropped by someone else during that query (a parallel test run, another app) makes it fail
-  // with invalid_schema_name or undefined_table. That race is retried; nothing else is.
-  for (let attempt = 1; ; attempt++) {
-    const result = await migrator.migrateToLatest();
-    if (!result.error) return result;
-    const code = (result.error as { code?: unknown }).code;
-    if (attempt >= 5 || (code !== '3F000' && code !== '42P01')) throw result.error;
-  }
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  return result;
 }

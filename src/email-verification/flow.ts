@@ -11,6 +11,7 @@ import { createOneTimeToken, hexDigestsEqual, parseOneTimeToken, sha256Hex } fro
 import { badRequest, notFound } from '../errors.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderVerificationEmail } from '../outbox/templates.js';
+import type { RateLimits } from '../limits/rate-limits.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import type { Stores } from '../stores.js';
@@ -25,6 +26,7 @@ export interface VerificationDeps {
   appName: string;
   /** Called after a transaction queued an email, so the sender can pick it up at once. */
   onEmailQueued: () => void;
+  limits: RateLimits;
 }
 
 export interface IssuedLink {
@@ -54,6 +56,7 @@ export async function issueVerificationEmail(
 const INVALID_TOKEN_MESSAGE = 'This verification link is invalid or has expired. Ask for a new one.';
 
 export async function verifyEmail(deps: VerificationDeps, token: string, ctx: RequestContext): Promise<void> {
+  await deps.limits.consume('verifyEmail', { ip: ctx.ip }, ctx.now);
   const parts = parseOneTimeToken(token);
   const record = parts ? await deps.stores.verificationTokens.findVerificationToken(parts.id) : null;
   if (
@@ -77,6 +80,9 @@ export async function verifyEmail(deps: VerificationDeps, token: string, ctx: Re
 export type ResendOutcome = { kind: 'already_verified' } | { kind: 'sent'; link: IssuedLink };
 
 export async function resendVerification(deps: VerificationDeps, user: User, ctx: RequestContext): Promise<ResendOutcome> {
+  // Per IP and per user: a signed-in user cannot make the service mail-bomb their own inbox.
+  await deps.limits.consume('resendVerification', { ip: ctx.ip }, ctx.now);
+  await deps.limits.consume('resendVerification', { userId: user.id }, ctx.now);
   if (user.email === null) throw notFound('This account has no email address to verify.');
   if (user.emailVerified) return { kind: 'already_verified' };
   const email = user.email;

@@ -16,6 +16,7 @@ import { badRequest } from '../errors.js';
 import type { PasswordHasher } from '../password/hasher.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderPasswordResetEmail } from '../outbox/templates.js';
+import type { RateLimits } from '../limits/rate-limits.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import type { Stores } from '../stores.js';
@@ -34,7 +35,8 @@ export interface ResetDeps {
   tokenHasher: PasswordHasher;
   onEmailQueued: () => void;
   /** Clears the email's failed-login count once the password is reset (login lock). */
-  clearLoginFailures: (email: string) => Promise<void>;
+  clearLoginFailures: (email: string, now: Date) => Promise<void>;
+  limits: RateLimits;
 }
 
 export function resetUrl(baseUrl: string, token: string): string {
@@ -47,6 +49,10 @@ export async function requestPasswordReset(
   email: string,
   ctx: RequestContext,
 ): Promise<{ token: string; url: string } | null> {
+  // Per IP, and per email so nobody can flood one inbox from many addresses. Counted for unknown
+  // emails too: a 429 reveals nothing about accounts.
+  await deps.limits.consume('passwordResetRequest', { ip: ctx.ip }, ctx.now);
+  await deps.limits.consume('passwordResetRequest', { email }, ctx.now);
   const user = await deps.stores.users.findUserByEmail(email);
   const { id, secret, token } = createOneTimeToken(deps.random);
   const secretHash = await deps.tokenHasher.hash(secret);
@@ -73,6 +79,7 @@ export async function confirmPasswordReset(
   input: { token: string; password: string },
   ctx: RequestContext,
 ): Promise<void> {
+  await deps.limits.consume('passwordResetConfirm', { ip: ctx.ip }, ctx.now);
   const parts = parseOneTimeToken(input.token);
   const record = parts ? await deps.stores.resetTokens.findResetToken(parts.id) : null;
   // An unknown token id costs one compare (against a dummy hash) like a known one.
@@ -91,6 +98,6 @@ export async function confirmPasswordReset(
     return tx.users.findUserById(record.userId);
   });
   if (user === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
-  if (user.email !== null) await deps.clearLoginFailures(user.email);
+  if (user.email !== null) await deps.clearLoginFailures(user.email, ctx.now);
   await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: user.email, reason: 'password_reset_completed' });
 }

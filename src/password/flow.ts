@@ -1,11 +1,16 @@
 /**
- * @module Register and log in with email and password, in the spec's order of work (SPEC §4).
- * Rate limits run before these flows (in the routes); the login lock runs inside login.
+ * @module Register and log in with email and password, in the spec's order of work (SPEC §4):
+ * the body is validated by the route; each flow starts with its rate limit, and login then checks
+ * the login lock before it looks at the user, so a locked email or IP costs no bcrypt work.
  */
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../audit/record.js';
 import { issueVerificationEmail, type IssuedLink, type VerificationDeps } from '../email-verification/flow.js';
-import { conflict, unauthorized } from '../errors.js';
+import { AppError, conflict, tooManyRequests, unauthorized } from '../errors.js';
+import { issueDeviceToken, readDeviceToken } from '../limits/device-token.js';
+import type { LockSubject, LoginLock } from '../limits/login-lock.js';
+import type { RateLimits } from '../limits/rate-limits.js';
+import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
@@ -16,7 +21,11 @@ export interface PasswordFlowDeps {
   stores: Stores;
   hasher: PasswordHasher;
   session: SessionDeps;
-  verification: Omit<VerificationDeps, 'stores'>;
+  verification: Omit<VerificationDeps, 'stores' | 'limits'>;
+  limits: RateLimits;
+  loginLock: LoginLock;
+  /** Signs and checks device tokens (limits/device-token.ts). */
+  device: { key: Uint8Array; random: RandomReader };
 }
 
 export interface SignedIn {
@@ -26,6 +35,11 @@ export interface SignedIn {
 
 export interface Registered extends SignedIn {
   verification: IssuedLink;
+}
+
+export interface LoggedIn extends SignedIn {
+  /** A fresh device token for the browser's device cookie. */
+  deviceToken: string;
 }
 
 export interface Credentials {
@@ -39,6 +53,7 @@ export async function registerWithPassword(
   credentials: Credentials,
   ctx: RequestContext,
 ): Promise<Registered> {
+  await deps.limits.consume('register', { ip: ctx.ip }, ctx.now);
   const { users } = deps.stores;
   // Checked before hashing so a taken email costs no bcrypt work; the unique index below
   // still decides a race between two registrations of one email.
@@ -70,22 +85,53 @@ export async function loginWithPassword(
   deps: PasswordFlowDeps,
   credentials: Credentials,
   ctx: RequestContext,
-): Promise<SignedIn> {
+  options: { deviceToken?: string | undefined } = {},
+): Promise<LoggedIn> {
   const { users, audit } = deps.stores;
+  const refuse = async (reason: 'rate_limited' | 'locked', error: AppError): Promise<never> => {
+    await recordAudit(audit, ctx, 'login_failure', null, { email: credentials.email, reason, method: 'password' });
+    throw error;
+  };
+
+  try {
+    await deps.limits.consume('login', { ip: ctx.ip }, ctx.now);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'rate_limited') await refuse('rate_limited', error);
+    throw error;
+  }
+
+  // A browser with a valid device token for this email is its own lane: failures from elsewhere
+  // (the email's and the IP's locks) do not stop it, and its failures count against it alone.
+  const device = options.deviceToken === undefined ? null : readDeviceToken(deps.device.key, options.deviceToken);
+  const subjects: LockSubject[] =
+    device !== null && device.email === credentials.email
+      ? [{ device: device.nonce }]
+      : [{ email: credentials.email }, { ip: ctx.ip }];
+  const lockedForSeconds = await deps.loginLock.lockedForSeconds(subjects, ctx.now);
+  if (lockedForSeconds !== null) {
+    await refuse('locked', tooManyRequests('account_locked', 'Too many failed logins. Try again later.', lockedForSeconds));
+  }
+
   const user = await users.findUserByEmail(credentials.email);
   // Always one bcrypt compare, against a dummy hash when there is no user, so an unknown email
   // answers in the time of a wrong password and cannot be told apart (account enumeration).
   const passwordMatches = await deps.hasher.verify(credentials.password, user?.passwordHash ?? null);
   if (user === null || !passwordMatches) {
+    // Unknown emails are counted and locked like known ones: a lock must not reveal an account.
+    const lockedNow = await deps.loginLock.recordFailure(subjects, ctx.now);
     await recordAudit(audit, ctx, 'login_failure', user?.id ?? null, {
       email: credentials.email,
       reason: user === null ? 'unknown_email' : 'wrong_password',
       method: 'password',
+      ...(lockedNow ? { lockStarted: true } : {}),
     });
     throw unauthorized('invalid_credentials', 'The email or password is incorrect.');
   }
+  await deps.loginLock.recordSuccess(subjects, ctx.now);
   await users.recordLogin(user.id, ctx.now);
   const session = await issueSession(deps.session, user.id, ctx.now);
+  // A new nonce at every login (OWASP): a token that leaked from an old login stops counting.
+  const deviceToken = issueDeviceToken(deps.device.key, credentials.email, deps.device.random);
   await recordAudit(audit, ctx, 'login_success', user.id, { email: user.email, method: 'password' });
-  return { user: { ...user, lastLoginAt: ctx.now }, session };
+  return { user: { ...user, lastLoginAt: ctx.now }, session, deviceToken };
 }

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../http/env.js';
 import { readJsonBody } from '../http/json-body.js';
+import { readDeviceCookie, setDeviceCookie, type DeviceCookieSettings } from '../limits/device-cookie.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { loginWithPassword, registerWithPassword, type PasswordFlowDeps } from './flow.js';
 import { emailSchema, loginPasswordSchema, newPasswordSchema } from './rules.js';
@@ -15,6 +16,7 @@ export interface PasswordRouteDeps {
   cookie: SessionCookieSettings;
   /** NODE_ENV=development: the verification token and link also come back in the response. */
   devMode: boolean;
+  deviceCookie: DeviceCookieSettings;
 }
 
 export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
@@ -36,8 +38,11 @@ export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
     .post('/login', async (c) => {
       const body = await readJsonBody(c, loginBody);
       const ctx = c.get('requestContext');
-      const { session } = await loginWithPassword(deps.flow, body, ctx);
+      const { session, deviceToken } = await loginWithPassword(deps.flow, body, ctx, {
+        deviceToken: readDeviceCookie(c, deps.deviceCookie),
+      });
       setSessionCookie(c, deps.cookie, session.token, session.expiresAt, ctx.now);
+      setDeviceCookie(c, deps.deviceCookie, deviceToken, ctx.now);
       return c.json({ ok: true }, 200);
     });
 }

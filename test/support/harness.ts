@@ -107,6 +107,7 @@ export async function createTestGatehouse(
       });
     },
     async close() {
+      // The gatehouse first (it disconnects its rate limit store), then the database.
       await gatehouse.close();
       await drop();
     },

@@ -1,0 +1,35 @@
+/**
+ * @module The device cookie on the wire: HttpOnly, SameSite=Lax, Path=/, Secure in production,
+ * kept 180 days. In production its name has the `__Host-` prefix, like the session cookie's, so a
+ * sibling subdomain cannot plant one. One per browser: the last account that logged in there.
+ */
+import type { Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+
+export const DEVICE_COOKIE_MAX_AGE_SECONDS = 180 * 24 * 60 * 60;
+
+export interface DeviceCookieSettings {
+  name: string;
+  secure: boolean;
+}
+
+export function deviceCookieSettings(mode: 'production' | 'development' | 'default'): DeviceCookieSettings {
+  return mode === 'production'
+    ? { name: '__Host-gatehouse_device', secure: true }
+    : { name: 'gatehouse_device', secure: false };
+}
+
+export function setDeviceCookie(c: Context, settings: DeviceCookieSettings, value: string, now: Date): void {
+  setCookie(c, settings.name, value, {
+    httpOnly: true,
+    secure: settings.secure,
+    sameSite: 'Lax',
+    path: '/',
+    maxAge: DEVICE_COOKIE_MAX_AGE_SECONDS,
+    expires: new Date(now.getTime() + DEVICE_COOKIE_MAX_AGE_SECONDS * 1000),
+  });
+}
+
+export function readDeviceCookie(c: Context, settings: DeviceCookieSettings): string | undefined {
+  return getCookie(c, settings.name);
+}

@@ -1,0 +1,123 @@
+/** Device cookies (OWASP "Slow Down Online Guessing Attacks with Device Cookies"). */
+import { afterEach, describe, expect, test } from 'vitest';
+import { createDeviceTokenKey, issueDeviceToken, readDeviceToken } from '../src/limits/device-token.js';
+import { secureRandom } from '../src/random.js';
+import {
+  STRONG_PASSWORD,
+  TEST_JWT_SECRET,
+  cookieFrom,
+  createTestGatehouse,
+  describeEachDialect,
+  setCookieHeader,
+  type TestGatehouse,
+} from './support/harness.js';
+
+const DEVICE = 'gatehouse_device';
+const WRONG = 'Wrong-Password-1';
+
+describe('device tokens', () => {
+  const key = createDeviceTokenKey(TEST_JWT_SECRET);
+
+  test('issueDeviceToken() / readDeviceToken() round-trip the email; each token has its own nonce', () => {
+    const first = issueDeviceToken(key, 'dev@example.com', secureRandom);
+    const second = issueDeviceToken(key, 'dev@example.com', secureRandom);
+    expect(readDeviceToken(key, first)?.email).toBe('dev@example.com');
+    expect(readDeviceToken(key, first)?.nonce).not.toBe(readDeviceToken(key, second)?.nonce);
+  });
+
+  test('readDeviceToken() refuses a changed email, a changed nonce, another key and garbage', () => {
+    const token = issueDeviceToken(key, 'dev@example.com', secureRandom);
+    const [version, , nonce, mac] = token.split('.');
+    const otherEmail = Buffer.from('mallory@example.com').toString('base64url');
+    expect(readDeviceToken(key, `${version}.${otherEmail}.${nonce}.${mac}`)).toBeNull();
+    expect(readDeviceToken(key, token.replace(nonce!, 'A'.repeat(22)))).toBeNull();
+    expect(readDeviceToken(createDeviceTokenKey(`${TEST_JWT_SECRET}x`), token)).toBeNull();
+    for (const garbage of ['', 'v1', 'v1...', `v2.${token.slice(3)}`, `${token}.x`]) expect(readDeviceToken(key, garbage)).toBeNull();
+  });
+
+  test('the key is derived from the JWT secret, not the secret itself', () => {
+    expect(Buffer.from(key).equals(Buffer.from(TEST_JWT_SECRET))).toBe(false);
+    expect(key.length).toBe(32);
+  });
+});
+
+describeEachDialect('device cookie', (dialect) => {
+  let t: TestGatehouse | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+  const start = async (env: Record<string, string> = {}): Promise<TestGatehouse> => {
+    t = await createTestGatehouse(dialect, { env });
+    await t.request('POST', '/api/auth/register', { json: { email: 'owner@example.com', password: STRONG_PASSWORD }, ip: '192.0.2.200' });
+    return t;
+  };
+  const login = (g: TestGatehouse, password: string, options: { ip?: string; cookie?: string; email?: string } = {}) =>
+    g.request('POST', '/api/auth/login', {
+      json: { email: options.email ?? 'owner@example.com', password },
+      ip: options.ip ?? '198.51.100.1',
+      ...(options.cookie ? { cookie: options.cookie } : {}),
+    });
+
+  test('a successful login sets an HttpOnly, SameSite=Lax device cookie for 180 days, not Secure outside production', async () => {
+    const g = await start();
+    const response = await login(g, STRONG_PASSWORD);
+    const header = setCookieHeader(response, DEVICE);
+    expect(header).toMatch(/; HttpOnly/);
+    expect(header).toMatch(/; SameSite=Lax/);
+    expect(header).toMatch(/; Path=\//);
+    expect(header).toMatch(/; Max-Age=15552000/);
+    expect(header).not.toMatch(/; Secure/);
+    // Failures and register do not hand one out.
+    expect(setCookieHeader(await login(g, WRONG), DEVICE)).toBeUndefined();
+  });
+
+  test('a new nonce at every login', async () => {
+    const g = await start();
+    const first = cookieFrom(await login(g, STRONG_PASSWORD), DEVICE)!;
+    const second = cookieFrom(await login(g, STRONG_PASSWORD, { cookie: first }), DEVICE)!;
+    expect(second).not.toBe(first);
+  });
+
+  test('an email locked by guesses from elsewhere still lets the browser with a device cookie in', async () => {
+    const g = await start();
+    const device = cookieFrom(await login(g, STRONG_PASSWORD, { ip: '198.51.100.1' }), DEVICE)!;
+    for (let i = 1; i <= 5; i++) await login(g, WRONG, { ip: `203.0.113.${i}` });
+    expect((await login(g, STRONG_PASSWORD, { ip: '198.51.100.2' })).status).toBe(429);
+    expect((await login(g, STRONG_PASSWORD, { ip: '198.51.100.2', cookie: device })).status).toBe(200);
+    // The lock still holds for everyone else.
+    expect((await login(g, STRONG_PASSWORD, { ip: '198.51.100.3' })).status).toBe(429);
+  });
+
+  test("the browser's own failures are counted and locked on their own", async () => {
+    const g = await start();
+    const device = cookieFrom(await login(g, STRONG_PASSWORD), DEVICE)!;
+    for (let i = 1; i <= 5; i++) expect((await login(g, WRONG, { cookie: device, ip: `198.51.100.${10 + i}` })).status).toBe(401);
+    const locked = await login(g, STRONG_PASSWORD, { cookie: device, ip: '198.51.100.20' });
+    expect(locked.status).toBe(429);
+    expect((await locked.json()).error).toBe('account_locked');
+    // Its failures did not count against the email: a browser without the cookie is not locked.
+    expect((await login(g, STRONG_PASSWORD, { ip: '198.51.100.21' })).status).toBe(200);
+    g.clock.advance(15 * 60_000);
+    expect((await login(g, STRONG_PASSWORD, { cookie: device, ip: '198.51.100.20' })).status).toBe(200);
+  });
+
+  test('a device cookie for another email, or a forged one, counts for nothing', async () => {
+    const g = await start();
+    await g.request('POST', '/api/auth/register', { json: { email: 'other@example.com', password: STRONG_PASSWORD }, ip: '192.0.2.201' });
+    const otherDevice = cookieFrom(await login(g, STRONG_PASSWORD, { email: 'other@example.com' }), DEVICE)!;
+    const ownDevice = cookieFrom(await login(g, STRONG_PASSWORD), DEVICE)!;
+    const forged = ownDevice.replace(/\.[^.]+$/, '.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+    for (let i = 1; i <= 5; i++) await login(g, WRONG, { ip: `203.0.113.${i}` });
+    expect((await login(g, STRONG_PASSWORD, { ip: '198.51.100.30', cookie: otherDevice })).status).toBe(429);
+    expect((await login(g, STRONG_PASSWORD, { ip: '198.51.100.31', cookie: forged })).status).toBe(429);
+  });
+
+  test('in production the cookie is Secure and named __Host-gatehouse_device', async () => {
+    const g = await start({ NODE_ENV: 'production' });
+    const header = setCookieHeader(await login(g, STRONG_PASSWORD), '__Host-gatehouse_device');
+    expect(header).toMatch(/; Secure/);
+    expect(header).toMatch(/; Path=\//);
+    expect(header).not.toMatch(/; Domain=/);
+  });
+});

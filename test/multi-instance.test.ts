@@ -1,0 +1,85 @@
+/**
+ * Two server processes (the built CLI, as an operator runs it) on one PostgreSQL, counting in
+ * one Redis — and, without Redis, in PostgreSQL: failed logins spread over both instances lock
+ * the account at the 5th. Skipped with a message when PostgreSQL (or Redis) does not answer.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterEach, describe, expect, test } from 'vitest';
+import { postgresUrl, redisUrl } from './support/services.js';
+
+const CLI = path.resolve('dist/cli.js');
+const WRONG = 'Wrong-Password-1';
+const PASSWORD = 'Correct-Horse-9';
+
+const children: ChildProcess[] = [];
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  for (const cleanup of cleanups.splice(0)) await cleanup();
+});
+
+async function throwawaySchemaUrl(): Promise<string> {
+  const schema = `gh_test_${randomBytes(6).toString('hex')}`;
+  const admin = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl!, max: 1 }) }) });
+  await sql`create schema ${sql.id(schema)}`.execute(admin);
+  cleanups.push(async () => {
+    await sql`drop schema ${sql.id(schema)} cascade`.execute(admin);
+    await admin.destroy();
+  });
+  const url = new URL(postgresUrl!);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return url.toString();
+}
+
+function serve(env: Record<string, string>): Promise<string> {
+  const child = spawn(process.execPath, [CLI, 'serve'], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', BCRYPT_ROUNDS: '4', JWT_SECRET: 'm'.repeat(40), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let output = '';
+  return new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      output += chunk.toString();
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
+      if (match?.[1]) resolve(match[1]);
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', () => reject(new Error(`exited before listening:\n${output}`)));
+  });
+}
+
+const post = (url: string, path: string, body: unknown): Promise<Response> =>
+  fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+async function expectLockAtFifthFailure(env: Record<string, string>, expectedLimiter: string): Promise<void> {
+  const a = await serve(env);
+  const b = await serve(env);
+  for (const url of [a, b]) expect((await (await fetch(`${url}/readyz`)).json()).limiter).toBe(expectedLimiter);
+  expect((await post(a, '/api/auth/register', { email: 'multi@example.com', password: PASSWORD })).status).toBe(201);
+  for (const [i, url] of [a, b, a, b, a].entries()) {
+    expect((await post(url, '/api/auth/login', { email: 'multi@example.com', password: WRONG })).status, `failure ${i + 1}`).toBe(401);
+  }
+  for (const url of [b, a]) {
+    const locked = await post(url, '/api/auth/login', { email: 'multi@example.com', password: PASSWORD });
+    expect(locked.status).toBe(429);
+    expect((await locked.json()).error).toBe('account_locked');
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(890);
+  }
+}
+
+describe.skipIf(postgresUrl === null)('two server processes', () => {
+  test.skipIf(redisUrl === null)('on one PostgreSQL and one Redis: failed logins spread over both lock the account at the 5th', async () => {
+    const env = { DATABASE_URL: await throwawaySchemaUrl(), REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `gh-test-${randomBytes(6).toString('hex')}` };
+    await expectLockAtFifthFailure(env, 'redis');
+  });
+
+  test('on one PostgreSQL without Redis: the counters are shared in PostgreSQL', async () => {
+    await expectLockAtFifthFailure({ DATABASE_URL: await throwawaySchemaUrl() }, 'postgres');
+  });
+});
