@@ -38,8 +38,24 @@ export interface AuditEventsTable {
   created_at: number;
 }
 
+export interface AccountsTable {
+  id: string;
+  user_id: string;
+  provider: string;
+  provider_account_id: string;
+  provider_login: string;
+  /** AES-256-GCM envelopes (crypto/envelope.ts); never a plain provider token. */
+  access_token_enc: string;
+  refresh_token_enc: string | null;
+  access_token_expires_at: number | null;
+  scope: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
   audit_events: AuditEventsTable;
+  accounts: AccountsTable;
 }

@@ -5,8 +5,10 @@
  */
 import type { Kysely } from 'kysely';
 import type { AuditStore } from '../audit/audit-log.js';
+import type { AccountStore } from '../oauth/store.js';
 import type { SessionStore } from '../session/store.js';
 import type { UserStore } from '../users/user.js';
+import { createAccountStore } from './account-store.js';
 import { createAuditStore } from './audit-store.js';
 import type { Database } from './schema.js';
 import { createSessionStore } from './session-store.js';
@@ -16,6 +18,7 @@ export interface Stores {
   users: UserStore;
   sessions: SessionStore;
   audit: AuditStore;
+  accounts: AccountStore;
   /** Runs `work` in one transaction; nested calls join the outer one. */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
 }
@@ -26,6 +29,7 @@ export function createStores(db: Kysely<Database>): Stores {
       users: createUserStore(executor),
       sessions: createSessionStore(executor),
       audit: createAuditStore(executor),
+      accounts: createAccountStore(executor),
       transaction: (work) =>
         inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true))),
     };

@@ -51,5 +51,13 @@ export function createUserStore(db: Kysely<Database>): UserStore {
     async recordLogin(userId, at) {
       await db.updateTable('users').set({ last_login_at: at.getTime() }).where('id', '=', userId).execute();
     },
+
+    async removePassword(userId) {
+      await db.updateTable('users').set({ password_hash: null }).where('id', '=', userId).execute();
+    },
+
+    async markEmailVerified(userId) {
+      await db.updateTable('users').set({ email_verified: 1 }).where('id', '=', userId).execute();
+    },
   };
 }

@@ -43,4 +43,7 @@ export interface UserStore {
   /** 'email_taken' when another user holds the email in any letter case. */
   createUser(user: NewUser): Promise<'created' | 'email_taken'>;
   recordLogin(userId: string, at: Date): Promise<void>;
+  /** Leaves the user able to sign in only through a linked provider (account pre-hijacking defence). */
+  removePassword(userId: string): Promise<void>;
+  markEmailVerified(userId: string): Promise<void>;
 }

@@ -5,7 +5,9 @@
  */
 import type { Migration } from 'kysely';
 import * as m001 from './001-users-sessions-audit.js';
+import * as m004 from './004-accounts.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
+  '004-accounts': m004,
 };
