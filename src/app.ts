@@ -15,6 +15,8 @@ import { AppError } from './errors.js';
 import { resolveClientIp } from './http/client-ip.js';
 import type { AppEnv } from './http/env.js';
 import type { Logger } from './logger.js';
+import type { OAuthFlowDeps } from './oauth/flow.js';
+import { createOAuthRoutes } from './oauth/routes.js';
 import type { PasswordFlowDeps } from './password/flow.js';
 import { createPasswordRoutes } from './password/routes.js';
 import type { SessionCookieSettings } from './session/cookie.js';
@@ -32,6 +34,7 @@ export interface AppDeps {
   cookie: SessionCookieSettings;
   session: SessionDeps;
   password: PasswordFlowDeps;
+  oauth: OAuthFlowDeps;
 }
 
 function errorBody(error: AppError): Record<string, unknown> {
@@ -93,6 +96,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.route('/api/auth', createPasswordRoutes({ flow: deps.password, cookie: deps.cookie }));
   app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie }));
+  app.route('/api/auth', createOAuthRoutes({ flow: deps.oauth, cookie: deps.cookie, loginPageUrl: deps.config.loginPageUrl }));
 
   app.notFound((c) => c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404));
 

@@ -11,7 +11,9 @@ import { migrateToLatest, openDatabase, type DatabaseHandle } from './db/connect
 import { createStores, type Stores } from './db/stores.js';
 import type { ConnectionInfo } from './http/env.js';
 import { createLogger, type Logger } from './logger.js';
+import { BUILT_IN_PROVIDERS, createOAuthSetup, type ProviderHTTPSettings } from './oauth/setup.js';
 import { createBcryptHasher, type PasswordHasher } from './password/hasher.js';
+import { secureRandom } from './random.js';
 import { validateSessionToken } from './session/flow.js';
 import { createSessionKey } from './session/token.js';
 import { toPublicUser, type PublicUser } from './users/user.js';
@@ -22,6 +24,8 @@ export interface GatehouseOptions {
   hasher?: PasswordHasher;
   /** An already open database (tests pass one bound to a throwaway PostgreSQL schema). */
   database?: DatabaseHandle;
+  /** Outbound calls to sign-in providers: fetch and time bound (tests point them at a local fake). */
+  providerHTTP?: ProviderHTTPSettings;
 }
 
 export interface GatehouseSession {
@@ -77,6 +81,16 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     cookie,
     session,
     password: { users: stores.users, audit: stores.audit, hasher, session },
+    oauth: {
+      knownProviders: BUILT_IN_PROVIDERS,
+      setup: createOAuthSetup(config, options.providerHTTP),
+      problems: config.oauthProblems,
+      baseUrl: config.baseUrl,
+      defaultReturnTo: config.defaultReturnTo,
+      random: secureRandom,
+      stores,
+      session,
+    },
   }) as unknown as Hono<never>;
 
   return {
