@@ -31,7 +31,7 @@ import type { SessionStore } from '../session/store.js';
 import type { User, UserStore } from '../users/user.js';
 import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn } from './flow-cookie.js';
 import { createCodeChallenge, generateCodeVerifier, generateState } from './pkce.js';
-import { ProviderRequestError, describeProviderFailure, type OAuthProvider, type ProviderProfile, type ProviderTokens } from './provider.js';
+import { ProviderRequestError, describeProviderFailure, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from './provider.js';
 import { resolveReturnTo } from './return-to.js';
 import type { AccountStore, LinkedAccount } from './store.js';
 
@@ -155,7 +155,7 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
   const { pending } = opened;
 
   if (input.error !== undefined) {
-    const providerError = /^[A-Za-z0-9_.-]{1,64}$/.test(input.error) ? input.error : 'unrecognised_error';
+    const providerError = toSafeErrorCode(input.error);
     const description = input.errorDescription === undefined ? '' : plainText(input.errorDescription, 200);
     const message = providerError === 'access_denied'
       ? `The sign-in with ${name} was cancelled.`

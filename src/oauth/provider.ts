@@ -69,6 +69,14 @@ export class ProviderRequestError extends Error {
   }
 }
 
+/**
+ * Provider error codes are echoed into audit entries and the login page's message: anything
+ * outside a plain token-like shape (RFC 6749 §5.2 codes are ASCII words) is not repeated.
+ */
+export function toSafeErrorCode(code: string): string {
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(code) ? code : 'unrecognised_error';
+}
+
 /** A short, secret-free label for audit metadata and messages: `timeout`, `bad_verification_code`, `http_500`. */
 export function describeProviderFailure(failure: ProviderFailure): string {
   switch (failure.kind) {

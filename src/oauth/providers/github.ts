@@ -13,7 +13,7 @@ import { z } from 'zod';
 import type { GitHubProviderConfig } from '../../config.js';
 import { requestJSON, type ProviderHTTPOptions } from '../http.js';
 import { PKCE_METHOD } from '../pkce.js';
-import { ProviderRequestError, type OAuthProvider, type ProviderProfile, type ProviderTokens } from '../provider.js';
+import { ProviderRequestError, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from '../provider.js';
 
 /** Least privilege: read the profile and the email addresses, nothing writable (github-oauth.md §5). */
 export const GITHUB_SCOPES = ['read:user', 'user:email'] as const;
@@ -38,11 +38,6 @@ const userResponse = z.object({
 const emailsResponse = z.array(
   z.object({ email: z.string(), primary: z.boolean(), verified: z.boolean() }),
 );
-
-/** Provider error codes are echoed into audit entries and messages: keep them to a safe shape. */
-function safeErrorCode(code: string): string {
-  return /^[A-Za-z0-9_.-]{1,64}$/.test(code) ? code : 'unrecognised_error';
-}
 
 export function createGitHubProvider(config: GitHubProviderConfig, http: ProviderHTTPOptions): OAuthProvider {
   const apiHeaders = (accessToken: string): Record<string, string> => ({
@@ -94,7 +89,7 @@ export function createGitHubProvider(config: GitHubProviderConfig, http: Provide
       // Any `error` is a failure whatever the status (GitHub: 200; RFC 6749 §5.2: 400).
       const failed = errorResponse.safeParse(body);
       if (failed.success) {
-        const errorCode = safeErrorCode(failed.data.error);
+        const errorCode = toSafeErrorCode(failed.data.error);
         throw new ProviderRequestError({ kind: 'provider_error', code: errorCode }, `GitHub refused the code: ${errorCode}`);
       }
       const parsed = tokenResponse.safeParse(body);
