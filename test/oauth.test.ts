@@ -6,9 +6,12 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import type { AuditEvent } from '../src/audit/audit-log.js';
 import { createEnvelope } from '../src/crypto/envelope.js';
-import type { DatabaseHandle } from '../src/db/connect.js';
+import { loadConfig } from '../src/config.js';
+import { createGatehouse } from '../src/gatehouse.js';
+import { createLogger } from '../src/logger.js';
+import { createCodeChallenge } from '../src/oauth/pkce.js';
 import { startFakeGitHub, type FakeGitHub, type FakeGitHubEmail } from './support/fake-github.js';
-import { STRONG_PASSWORD, cookieFrom, createTestGatehouse, describeEachDialect, openTestDatabase, setCookieHeader, type Dialect, type TestGatehouse } from './support/harness.js';
+import { STRONG_PASSWORD, TEST_JWT_SECRET, cookieFrom, createTestGatehouse, describeEachDialect, setCookieHeader, type Dialect, type TestGatehouse } from './support/harness.js';
 
 const PENDING = 'gatehouse_oauth';
 const SESSION = 'gatehouse_session';
@@ -23,6 +26,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await fake.close();
 });
+
+/** What the harness sets besides the provider variables. */
+const baseTestEnv = (): Record<string, string> => ({ JWT_SECRET: TEST_JWT_SECRET, BCRYPT_ROUNDS: '4', BASE_URL: 'http://localhost:3000', LOG_LEVEL: 'silent' });
 
 function oauthEnv(overrides: Record<string, string> = {}): Record<string, string> {
   return {
@@ -46,15 +52,9 @@ function gitHubUser(login: string, emails?: FakeGitHubEmail[]): { id: number; lo
 
 describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
   let t: TestGatehouse;
-  let db: { database: DatabaseHandle; drop(): Promise<void> };
 
-  const open = async (env: Record<string, string>, extra: Record<string, unknown> = {}): Promise<TestGatehouse> => {
-    db = await openTestDatabase(dialect);
-    return createTestGatehouse(dialect, {
-      env,
-      overrides: { database: db.database, providerHTTP: { timeoutMs: PROVIDER_TIMEOUT_MS }, ...extra },
-    });
-  };
+  const open = (env: Record<string, string>): Promise<TestGatehouse> =>
+    createTestGatehouse(dialect, { env, overrides: { providerHTTP: { timeoutMs: PROVIDER_TIMEOUT_MS } } });
 
   beforeEach(async () => {
     fake.expiringTokens = false;
@@ -62,7 +62,6 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
   });
   afterEach(async () => {
     await t.close();
-    await db.drop();
   });
 
   const start = async (returnTo?: string) => {
@@ -95,7 +94,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
   };
   /** Every row of every table, as text: for proving a secret is nowhere in the database. */
   const dumpDatabase = async (): Promise<string> => {
-    const kysely = db.database.kysely;
+    const kysely = t.database.kysely;
     const tables = await Promise.all(
       (['users', 'sessions', 'audit_events', 'accounts'] as const).map((table) => kysely.selectFrom(table).selectAll().execute()),
     );
@@ -118,7 +117,13 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(header).toMatch(/; Max-Age=600/);
     expect(header).toMatch(/; Path=\//);
     expect(header).not.toMatch(/; Secure/);
-    // The verifier itself never travels to GitHub in the authorization request.
+    // The signed cookie holds this very state and the verifier behind the challenge; the
+    // verifier itself never travels in the authorization request.
+    const payload = JSON.parse(Buffer.from(cookieFrom(response, PENDING)!.split('=')[1]!.split('.')[0]!, 'base64url').toString()) as { s: string; c: string; r: string };
+    expect(payload.s).toBe(url.searchParams.get('state'));
+    expect(createCodeChallenge(payload.c)).toBe(url.searchParams.get('code_challenge'));
+    expect(location).not.toContain(payload.c);
+    expect(payload.r).toBe('/dashboard');
     const second = await start();
     expect(new URL(second.location).searchParams.get('state')).not.toBe(url.searchParams.get('state'));
   });
@@ -263,7 +268,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(ids[0]).toBe(ids[1]);
     const account = await t.gatehouse.stores.accounts.findAccount('github', String(octo.id));
     expect(account?.userId).toBe(ids[0]);
-    const users = await db.database.kysely.selectFrom('users').select('id').execute();
+    const users = await t.database.kysely.selectFrom('users').select('id').execute();
     expect(users).toHaveLength(1);
   });
 
@@ -398,12 +403,11 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expectPendingCookieCleared(response);
     expect(cookieFrom(response, SESSION)).toBeUndefined();
     expect(await lastFailure()).toMatchObject({ userId: null, metadata: { provider: 'github', error: 'oauth_failed', reason, detail } });
-    expect(await db.database.kysely.selectFrom('accounts').selectAll().execute()).toEqual([]);
+    expect(await t.database.kysely.selectFrom('accounts').selectAll().execute()).toEqual([]);
   });
 
   test('wrong client credentials (HTTP 200 + error from GitHub) answer oauth_failed', async () => {
     await t.close();
-    await db.drop();
     t = await open(oauthEnv({ GITHUB_CLIENT_SECRET: 'not-the-secret' }));
     gitHubUser('creds');
     const started = await start();
@@ -438,23 +442,25 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     gitHubUser('rotate');
     const { user } = await sessionOf(await signIn('rotate'));
     const [before] = await t.gatehouse.stores.accounts.listUserAccounts(user.id);
-    await t.close();
+    // The same database behind a second instance whose key list has a new key in front.
     const newKey = randomBytes(32);
-    const database = db.database;
-    t = await createTestGatehouse(dialect, {
-      env: oauthEnv({ ENCRYPTION_KEY_BASE64: `${newKey.toString('base64')},${KEY.toString('base64')}` }),
-      overrides: { database, providerHTTP: { timeoutMs: PROVIDER_TIMEOUT_MS } },
-    });
+    const rotatedInstance = await createGatehouse(
+      loadConfig({ ...baseTestEnv(), ...oauthEnv({ ENCRYPTION_KEY_BASE64: `${newKey.toString('base64')},${KEY.toString('base64')}` }) }),
+      { clock: t.clock, database: t.database, logger: createLogger({ level: 'silent' }), providerHTTP: { timeoutMs: PROVIDER_TIMEOUT_MS } },
+    );
     const rotated = createEnvelope([newKey, KEY]);
     expect(rotated.open(before!.accessTokenEnc, `${before!.id}.access_token`)).not.toBeNull();
-    expect((await signIn('rotate')).headers.get('location')).toBe('/dashboard');
+    const started = await rotatedInstance.fetch(new Request('http://localhost:3000/api/auth/oauth/github'));
+    const back = await fake.authorize(started.headers.get('location')!, { login: 'rotate' });
+    const response = await rotatedInstance.fetch(new Request(back, { headers: { cookie: cookieFrom(started, PENDING)! } }));
+    expect(response.headers.get('location')).toBe('/dashboard');
     const [after] = await t.gatehouse.stores.accounts.listUserAccounts(user.id);
+    expect(after!.id).toBe(before!.id);
     expect(createEnvelope([newKey]).open(after!.accessTokenEnc, `${after!.id}.access_token`)).toBe(fake.issuedTokens.at(-1));
   });
 
   test('in production the pending cookie is Secure and __Host- prefixed', async () => {
     await t.close();
-    await db.drop();
     t = await open(oauthEnv({ NODE_ENV: 'production' }));
     const response = await t.request('GET', '/api/auth/oauth/github');
     const header = setCookieHeader(response, `__Host-${PENDING}`)!;
@@ -470,7 +476,6 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     ['ENCRYPTION_KEY_BASE64', { ENCRYPTION_KEY_BASE64: Buffer.alloc(16).toString('base64') }],
   ])('without a usable %s the flow answers 503 provider_not_configured naming it; the rest works', async (variable, env) => {
     await t.close();
-    await db.drop();
     t = await open(oauthEnv(env));
     for (const path of ['/api/auth/oauth/github', '/api/auth/callback/github?code=x&state=y']) {
       const response = await t.request('GET', path);

@@ -48,6 +48,8 @@ export async function openTestDatabase(dialect: Dialect): Promise<{ database: Da
 export interface TestGatehouse {
   gatehouse: Gatehouse;
   clock: MockClock;
+  /** The test's own database, for reading rows directly. */
+  database: DatabaseHandle;
   /** Sends a request as a client at `ip` would; `json` sets the body and its Content-Type. */
   request(method: string, path: string, options?: RequestOptions): Promise<Response>;
   close(): Promise<void>;
@@ -83,6 +85,7 @@ export async function createTestGatehouse(
   return {
     gatehouse,
     clock,
+    database: options.overrides?.database ?? database,
     request(method, path, requestOptions = {}) {
       const headers = new Headers(requestOptions.headers);
       let body = requestOptions.body;
