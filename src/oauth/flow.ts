@@ -134,8 +134,9 @@ function plainText(text: string, maxChars: number): string {
 export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, ctx: RequestContext): Promise<CallbackOutcome> {
   const { provider, setup } = requireProvider(deps, input.providerId);
   const name = provider.displayName;
-  const fail = async (error: SignInFailureCode, message: string, metadata: AuditMetadata, userId: string | null = null): Promise<CallbackOutcome> => {
-    await recordAudit(deps.stores.audit, ctx, 'login_failure', userId, { method: 'oauth', provider: provider.id, error, ...metadata });
+  // Every failure happens before a user is known: the entry carries the provider and the reason.
+  const fail = async (error: SignInFailureCode, message: string, metadata: AuditMetadata): Promise<CallbackOutcome> => {
+    await recordAudit(deps.stores.audit, ctx, 'login_failure', null, { method: 'oauth', provider: provider.id, error, ...metadata });
     return { ok: false, error, message };
   };
 
