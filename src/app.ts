@@ -21,6 +21,8 @@ import type { RateLimits } from './limits/rate-limits.js';
 import type { Logger } from './logger.js';
 import type { VerificationDeps } from './email-verification/flow.js';
 import { createVerificationRoutes } from './email-verification/routes.js';
+import type { OAuthFlowDeps } from './oauth/flow.js';
+import { createOAuthRoutes } from './oauth/routes.js';
 import type { PasswordFlowDeps } from './password/flow.js';
 import { createPasswordRoutes } from './password/routes.js';
 import type { ResetDeps } from './password-reset/flow.js';
@@ -49,6 +51,7 @@ export interface AppDeps {
   password: PasswordFlowDeps;
   verification: VerificationDeps;
   reset: ResetDeps;
+  oauth: OAuthFlowDeps;
 }
 
 function errorBody(error: AppError): Record<string, unknown> {
@@ -118,6 +121,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/api/auth', createResetRoutes({ flow: deps.reset, devMode }));
   // The pages (DESIGN §7) and their static assets, with their own headers (src/web/routes.ts).
   app.route('/', createWebRoutes({ config: deps.config, session: deps.session, cookie: deps.cookie }));
+  app.route('/api/auth', createOAuthRoutes({ flow: deps.oauth, cookie: deps.cookie, loginPageUrl: deps.config.loginPageUrl }));
 
   app.notFound((c) => c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404));
 

@@ -25,6 +25,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createHashPool } from './password/hash-pool.js';
 import { createBcryptHasher, createSecretHasher, type PasswordHasher } from './password/hasher.js';
 import { RESET_TOKEN_BCRYPT_ROUNDS } from './password-reset/flow.js';
+import { BUILT_IN_PROVIDERS, createOAuthSetup, type ProviderHTTPSettings } from './oauth/setup.js';
 import { validateSessionToken } from './session/flow.js';
 import { createSessionTokenCodec } from './session/token.js';
 import { toPublicUser, type PublicUser } from './users/user.js';
@@ -41,6 +42,8 @@ export interface GatehouseOptions {
   mailer?: Mailer | null;
   /** An already open database (tests pass one bound to a throwaway PostgreSQL schema). */
   database?: DatabaseHandle;
+  /** Outbound calls to sign-in providers: fetch and time bound (tests point them at a local fake). */
+  providerHTTP?: ProviderHTTPSettings;
 }
 
 export interface GatehouseSession {
@@ -144,6 +147,16 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       onEmailQueued: emailPump.kick,
       limits,
       clearLoginFailures: (email, now) => loginLock.clearEmail(email, now),
+    },
+    oauth: {
+      knownProviders: BUILT_IN_PROVIDERS,
+      setup: createOAuthSetup(config, options.providerHTTP),
+      problems: config.oauthProblems,
+      baseUrl: config.baseUrl,
+      defaultReturnTo: config.defaultReturnTo,
+      random,
+      stores,
+      session,
     },
   }) as unknown as Hono<never>;
 

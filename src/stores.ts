@@ -5,6 +5,7 @@
  */
 import type { AuditStore } from './audit/audit-log.js';
 import type { VerificationTokenStore } from './email-verification/store.js';
+import type { AccountStore } from './oauth/store.js';
 import type { OutboxStore } from './outbox/outbox.js';
 import type { ResetTokenStore } from './password-reset/store.js';
 import type { SessionStore } from './session/store.js';
@@ -17,6 +18,7 @@ export interface Stores {
   verificationTokens: VerificationTokenStore;
   resetTokens: ResetTokenStore;
   outbox: OutboxStore;
+  accounts: AccountStore;
   /** Runs `work` in one transaction; nested calls join the outer one. */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
 }

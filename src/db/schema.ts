@@ -78,6 +78,21 @@ export interface EmailOutboxTable {
   locked_until: number | null;
 }
 
+export interface AccountsTable {
+  id: string;
+  user_id: string;
+  provider: string;
+  provider_account_id: string;
+  provider_login: string;
+  /** AES-256-GCM envelopes (crypto/envelope.ts); never a plain provider token. */
+  access_token_enc: string;
+  refresh_token_enc: string | null;
+  access_token_expires_at: number | null;
+  scope: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -85,4 +100,5 @@ export interface Database {
   email_verification_tokens: EmailVerificationTokensTable;
   password_reset_tokens: PasswordResetTokensTable;
   email_outbox: EmailOutboxTable;
+  accounts: AccountsTable;
 }

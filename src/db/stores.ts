@@ -1,6 +1,7 @@
 /** @module The Stores of `src/stores.ts` over one Kysely executor, with real transactions. */
 import type { Kysely } from 'kysely';
 import type { Stores } from '../stores.js';
+import { createAccountStore } from './account-store.js';
 import { createAuditStore } from './audit-store.js';
 import { createOutboxStore } from './outbox-store.js';
 import type { Database } from './schema.js';
@@ -19,6 +20,7 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
       verificationTokens: createVerificationTokenStore(executor),
       resetTokens: createResetTokenStore(executor),
       outbox: createOutboxStore(executor, dialect),
+      accounts: createAccountStore(executor),
       transaction: (work) =>
         inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true))),
     };

@@ -56,6 +56,10 @@ export function createUserStore(db: Kysely<Database>): UserStore {
       await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
     },
 
+    async removePassword(userId) {
+      await db.updateTable('users').set({ password_hash: null }).where('id', '=', userId).execute();
+    },
+
     async markEmailVerified(userId) {
       await db.updateTable('users').set({ email_verified: 1 }).where('id', '=', userId).execute();
     },

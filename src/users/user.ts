@@ -44,5 +44,7 @@ export interface UserStore {
   createUser(user: NewUser): Promise<'created' | 'email_taken'>;
   recordLogin(userId: string, at: Date): Promise<void>;
   setPassword(userId: string, passwordHash: string): Promise<void>;
+  /** Leaves the user able to sign in only through a linked provider (account pre-hijacking defence). */
+  removePassword(userId: string): Promise<void>;
   markEmailVerified(userId: string): Promise<void>;
 }

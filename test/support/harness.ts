@@ -56,6 +56,8 @@ export interface TestGatehouse {
   clock: MockClock;
   /** Emails the gatehouse handed to its sender (after `gatehouse.deliverQueuedEmails()`). */
   sentEmails: SentEmail[];
+  /** The test's own database, for reading rows directly. */
+  database: DatabaseHandle;
   /** Sends a request as a client at `ip` would; `json` sets the body and its Content-Type. */
   request(method: string, path: string, options?: RequestOptions): Promise<Response>;
   close(): Promise<void>;
@@ -94,6 +96,7 @@ export async function createTestGatehouse(
     gatehouse,
     clock,
     sentEmails,
+    database: options.overrides?.database ?? database,
     request(method, path, requestOptions = {}) {
       const headers = new Headers(requestOptions.headers);
       let body = requestOptions.body;

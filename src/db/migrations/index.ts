@@ -6,10 +6,12 @@
 import type { Migration } from 'kysely';
 import * as m001 from './001-users-sessions-audit.js';
 import * as m002 from './002-email-tokens-outbox.js';
+import * as m004 from './004-accounts.js';
 import * as m005 from './005-outbox-delivery.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
   '002-email-tokens-outbox': m002,
+  '004-accounts': m004,
   '005-outbox-delivery': m005,
 };

@@ -1,0 +1,77 @@
+/** @module AccountStore over Kysely. */
+import type { Kysely, Selectable } from 'kysely';
+import type { AccountStore, LinkedAccount } from '../oauth/store.js';
+import type { AccountsTable, Database } from './schema.js';
+
+function toAccount(row: Selectable<AccountsTable>): LinkedAccount {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    provider: row.provider,
+    providerAccountId: row.provider_account_id,
+    providerLogin: row.provider_login,
+    accessTokenEnc: row.access_token_enc,
+    refreshTokenEnc: row.refresh_token_enc,
+    accessTokenExpiresAt: row.access_token_expires_at === null ? null : new Date(row.access_token_expires_at),
+    scope: row.scope,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+export function createAccountStore(db: Kysely<Database>): AccountStore {
+  return {
+    async findAccount(provider, providerAccountId) {
+      const row = await db
+        .selectFrom('accounts')
+        .selectAll()
+        .where('provider', '=', provider)
+        .where('provider_account_id', '=', providerAccountId)
+        .executeTakeFirst();
+      return row ? toAccount(row) : null;
+    },
+
+    async createAccount(account) {
+      // ON CONFLICT DO NOTHING rather than catching the violation: on PostgreSQL a failed
+      // statement aborts the surrounding transaction, and the caller still has work to do.
+      const result = await db
+        .insertInto('accounts')
+        .values({
+          id: account.id,
+          user_id: account.userId,
+          provider: account.provider,
+          provider_account_id: account.providerAccountId,
+          provider_login: account.providerLogin,
+          access_token_enc: account.accessTokenEnc,
+          refresh_token_enc: account.refreshTokenEnc,
+          access_token_expires_at: account.accessTokenExpiresAt?.getTime() ?? null,
+          scope: account.scope,
+          created_at: account.createdAt.getTime(),
+          updated_at: account.updatedAt.getTime(),
+        })
+        .onConflict((oc) => oc.columns(['provider', 'provider_account_id']).doNothing())
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1 ? 'created' : 'already_linked';
+    },
+
+    async updateAccountTokens(accountId, update) {
+      await db
+        .updateTable('accounts')
+        .set({
+          provider_login: update.providerLogin,
+          access_token_enc: update.accessTokenEnc,
+          refresh_token_enc: update.refreshTokenEnc,
+          access_token_expires_at: update.accessTokenExpiresAt?.getTime() ?? null,
+          scope: update.scope,
+          updated_at: update.updatedAt.getTime(),
+        })
+        .where('id', '=', accountId)
+        .execute();
+    },
+
+    async listUserAccounts(userId) {
+      const rows = await db.selectFrom('accounts').selectAll().where('user_id', '=', userId).orderBy('created_at').execute();
+      return rows.map(toAccount);
+    },
+  };
+}

@@ -1,0 +1,318 @@
+/**
+ * @module Sign in through an external provider: OAuth 2.0 authorization code flow with PKCE
+ * (RFC 6749 §4.1, RFC 7636). No hono, no Request: the routes carry cookies and redirects.
+ *
+ * States (SPEC §3):
+ *   (none) --start--> pending (signed cookie: state, verifier, return path; 10 minutes)
+ *   pending --callback, state equal, code exchanged, profile read--> signed in (session issued)
+ *   pending --callback with a wrong/missing/expired state--> invalid_state (security event)
+ *   pending --provider error on the redirect--> oauth_error
+ *   pending --code exchange or profile fetch fails--> oauth_failed
+ * The cookie is cleared by the route whatever the outcome, so a pending sign-in is used once.
+ *
+ * Linking (DESIGN §5), in order:
+ *   1. an account linked to (provider, provider user id) → its user; tokens and login refreshed;
+ *   2. a user whose email the provider reports as verified → link to that user. If that user
+ *      never verified the email, someone else may have registered it first to wait for the
+ *      owner (account pre-hijacking): the password is removed, every session revoked and the
+ *      email marked verified before the link is made;
+ *   3. otherwise a new user, with the provider's email only when the provider verified it.
+ */
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { AuditMetadata, AuditStore } from '../audit/audit-log.js';
+import { recordAudit } from '../audit/record.js';
+import type { Envelope } from '../crypto/envelope.js';
+import { AppError, notFound } from '../errors.js';
+import { emailSchema } from '../password/rules.js';
+import type { RandomReader } from '../random.js';
+import type { RequestContext } from '../request-context.js';
+import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
+import type { SessionStore } from '../session/store.js';
+import type { User, UserStore } from '../users/user.js';
+import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn } from './flow-cookie.js';
+import { createCodeChallenge, generateCodeVerifier, generateState } from './pkce.js';
+import { ProviderRequestError, describeProviderFailure, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from './provider.js';
+import { resolveReturnTo } from './return-to.js';
+import type { AccountStore, LinkedAccount } from './store.js';
+
+export interface OAuthStores {
+  users: Pick<UserStore, 'findUserById' | 'findUserByEmail' | 'createUser' | 'recordLogin' | 'removePassword' | 'markEmailVerified'>;
+  accounts: AccountStore;
+  sessions: Pick<SessionStore, 'deleteUserSessions'>;
+  audit: AuditStore;
+  transaction<T>(work: (stores: OAuthStores) => Promise<T>): Promise<T>;
+}
+
+/** What the flow needs once every variable of the provider flow is set. */
+export interface OAuthSetup {
+  providers: ReadonlyMap<string, OAuthProvider>;
+  authSecret: string;
+  envelope: Envelope;
+}
+
+export interface OAuthFlowDeps {
+  /** Ids of the built-in providers, configured or not: anything else is a 404. */
+  knownProviders: readonly string[];
+  /** null when a variable is missing or malformed; `problems` then names each one. */
+  setup: OAuthSetup | null;
+  problems: readonly string[];
+  baseUrl: string;
+  defaultReturnTo: string;
+  random: RandomReader;
+  stores: OAuthStores;
+  session: SessionDeps;
+}
+
+export interface StartedSignIn {
+  authorizationUrl: string;
+  /** The signed pending sign-in, for an HttpOnly cookie. */
+  pendingSignIn: string;
+  maxAgeSeconds: number;
+}
+
+export interface CallbackInput {
+  providerId: string;
+  code: string | undefined;
+  state: string | undefined;
+  error: string | undefined;
+  errorDescription: string | undefined;
+  /** The pending sign-in cookie as the browser sent it. */
+  pendingSignIn: string | undefined;
+}
+
+export type SignInFailureCode = 'invalid_state' | 'oauth_error' | 'oauth_failed';
+
+export type CallbackOutcome =
+  | { ok: true; user: User; session: IssuedSession; returnTo: string }
+  | { ok: false; error: SignInFailureCode; message: string };
+
+function requireProvider(deps: OAuthFlowDeps, providerId: string): { provider: OAuthProvider; setup: OAuthSetup } {
+  if (!deps.knownProviders.includes(providerId)) throw notFound(`There is no sign-in provider named "${providerId}".`);
+  const provider = deps.setup?.providers.get(providerId);
+  if (deps.setup === null || provider === undefined) {
+    // Names the variables (never their values) so an operator knows what to set (SPEC §5).
+    throw new AppError('provider_not_configured', 503, `Sign-in with ${providerId} is not configured: ${deps.problems.join('; ')}.`);
+  }
+  return { provider, setup: deps.setup };
+}
+
+function callbackUri(deps: OAuthFlowDeps, provider: OAuthProvider): string {
+  return `${deps.baseUrl}/api/auth/callback/${provider.id}`;
+}
+
+export function startSignIn(deps: OAuthFlowDeps, providerId: string, rawReturnTo: string | undefined, ctx: RequestContext): StartedSignIn {
+  const { provider, setup } = requireProvider(deps, providerId);
+  const state = generateState(deps.random);
+  const codeVerifier = generateCodeVerifier(deps.random);
+  const authorizationUrl = provider.createAuthorizationURL({
+    state,
+    codeChallenge: createCodeChallenge(codeVerifier),
+    redirectUri: callbackUri(deps, provider),
+  });
+  const pendingSignIn = sealPendingSignIn(setup.authSecret, {
+    provider: provider.id,
+    state,
+    codeVerifier,
+    returnTo: resolveReturnTo(rawReturnTo, deps.defaultReturnTo),
+    expiresAt: new Date(ctx.now.getTime() + SIGN_IN_FLOW_LIFETIME_SECONDS * 1000),
+  });
+  return { authorizationUrl: authorizationUrl.toString(), pendingSignIn, maxAgeSeconds: SIGN_IN_FLOW_LIFETIME_SECONDS };
+}
+
+/** Compares digests, so neither the length nor the content of the stored state leaks through timing. */
+function isSameState(presented: string, expected: string): boolean {
+  const a = createHash('sha256').update(presented).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Provider text shown on our login page: printable, one line, short. */
+function plainText(text: string, maxChars: number): string {
+  return text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, maxChars);
+}
+
+export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, ctx: RequestContext): Promise<CallbackOutcome> {
+  const { provider, setup } = requireProvider(deps, input.providerId);
+  const name = provider.displayName;
+  // Every failure happens before a user is known: the entry carries the provider and the reason.
+  const fail = async (error: SignInFailureCode, message: string, metadata: AuditMetadata): Promise<CallbackOutcome> => {
+    await recordAudit(deps.stores.audit, ctx, 'login_failure', null, { method: 'oauth', provider: provider.id, error, ...metadata });
+    return { ok: false, error, message };
+  };
+
+  // The state is checked before anything else, the provider's error included: an answer that
+  // does not belong to a sign-in this browser started is forged or stale (RFC 6749 §10.12).
+  const opened = openPendingSignIn(setup.authSecret, input.pendingSignIn, ctx.now);
+  let reason: string | null = opened.ok ? null : opened.problem;
+  if (opened.ok && opened.pending.provider !== provider.id) reason = 'provider_mismatch';
+  else if (opened.ok && input.state === undefined) reason = 'state_missing';
+  else if (opened.ok && !isSameState(input.state ?? '', opened.pending.state)) reason = 'state_mismatch';
+  if (!opened.ok || reason !== null) {
+    const message = reason === 'expired'
+      ? `The sign-in with ${name} took longer than 10 minutes. Please try again.`
+      : `The sign-in with ${name} could not be verified as started from this browser. Please try again.`;
+    return fail('invalid_state', message, { reason, security: true });
+  }
+  const { pending } = opened;
+
+  if (input.error !== undefined) {
+    const providerError = toSafeErrorCode(input.error);
+    const description = input.errorDescription === undefined ? '' : plainText(input.errorDescription, 200);
+    const message = providerError === 'access_denied'
+      ? `The sign-in with ${name} was cancelled.`
+      : `${name} reported an error (${providerError})${description ? `: ${description}` : '.'}`;
+    return fail('oauth_error', message, { reason: 'provider_error', providerError });
+  }
+  if (input.code === undefined || input.code === '') {
+    return fail('oauth_failed', `${name} sent no authorization code. Please try again.`, { reason: 'missing_code' });
+  }
+
+  let tokens: ProviderTokens;
+  try {
+    tokens = await provider.exchangeCode({ code: input.code, codeVerifier: pending.codeVerifier, redirectUri: callbackUri(deps, provider) });
+  } catch (error) {
+    if (!(error instanceof ProviderRequestError)) throw error;
+    const detail = describeProviderFailure(error.failure);
+    return fail('oauth_failed', `${name} did not accept the sign-in (${detail}). Please try again.`, { reason: 'code_exchange', detail });
+  }
+
+  let profile: ProviderProfile;
+  try {
+    profile = await provider.fetchProfile(tokens);
+  } catch (error) {
+    if (!(error instanceof ProviderRequestError)) throw error;
+    const detail = describeProviderFailure(error.failure);
+    return fail('oauth_failed', `Your ${name} profile could not be read (${detail}). Please try again.`, { reason: 'profile_fetch', detail });
+  }
+
+  const { user, linkedBy } = await linkOrCreateUser(deps.stores, setup.envelope, provider, profile, tokens, ctx);
+  const session = await issueSession(deps.session, user.id, ctx.now);
+  await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, {
+    method: 'oauth',
+    provider: provider.id,
+    providerUserId: profile.providerUserId,
+    providerLogin: profile.login,
+    linkedBy,
+    email: user.email,
+  });
+  return { ok: true, user: { ...user, lastLoginAt: ctx.now }, session, returnTo: pending.returnTo };
+}
+
+/** A concurrent callback created the same link or email first: roll back and look again. */
+class LinkRaceLost extends Error {}
+
+const MAX_LINK_ATTEMPTS = 3;
+
+type LinkedBy = 'existing_link' | 'verified_email' | 'new_user';
+
+async function linkOrCreateUser(
+  stores: OAuthStores,
+  envelope: Envelope,
+  provider: OAuthProvider,
+  profile: ProviderProfile,
+  tokens: ProviderTokens,
+  ctx: RequestContext,
+): Promise<{ user: User; linkedBy: LinkedBy }> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await stores.transaction((tx) => linkOnce(tx, envelope, provider, profile, tokens, ctx));
+    } catch (error) {
+      // The unique index on (provider, provider_account_id) or users.email decided the race;
+      // the next attempt finds the winner's row through case 1 or 2.
+      if (!(error instanceof LinkRaceLost) || attempt >= MAX_LINK_ATTEMPTS) throw error;
+    }
+  }
+}
+
+function sealTokens(envelope: Envelope, accountId: string, tokens: ProviderTokens, now: Date) {
+  return {
+    // The account id and the field are the associated data: a ciphertext moved to another row
+    // or swapped between the two columns does not decrypt.
+    accessTokenEnc: envelope.seal(tokens.accessToken, `${accountId}.access_token`),
+    refreshTokenEnc: tokens.refreshToken === null ? null : envelope.seal(tokens.refreshToken, `${accountId}.refresh_token`),
+    accessTokenExpiresAt: tokens.accessTokenExpiresInSeconds === null ? null : new Date(now.getTime() + tokens.accessTokenExpiresInSeconds * 1000),
+    scope: tokens.grantedScopes.join(' '),
+  };
+}
+
+async function linkOnce(
+  tx: OAuthStores,
+  envelope: Envelope,
+  provider: OAuthProvider,
+  profile: ProviderProfile,
+  tokens: ProviderTokens,
+  ctx: RequestContext,
+): Promise<{ user: User; linkedBy: LinkedBy }> {
+  const identity = { provider: provider.id, providerUserId: profile.providerUserId, providerLogin: profile.login };
+
+  const existing = await tx.accounts.findAccount(provider.id, profile.providerUserId);
+  if (existing !== null) {
+    await tx.accounts.updateAccountTokens(existing.id, {
+      providerLogin: profile.login,
+      ...sealTokens(envelope, existing.id, tokens, ctx.now),
+      updatedAt: ctx.now,
+    });
+    const user = await tx.users.findUserById(existing.userId);
+    if (user === null) throw new Error(`account ${existing.id} refers to a missing user`);
+    await tx.users.recordLogin(user.id, ctx.now);
+    return { user, linkedBy: 'existing_link' };
+  }
+
+  const parsedEmail = profile.email === null ? null : emailSchema.safeParse(profile.email);
+  const verifiedEmail = profile.emailVerified && parsedEmail?.success ? parsedEmail.data : null;
+
+  const newAccount = (userId: string): LinkedAccount => {
+    const id = randomUUID();
+    return {
+      id,
+      userId,
+      provider: provider.id,
+      providerAccountId: profile.providerUserId,
+      providerLogin: profile.login,
+      ...sealTokens(envelope, id, tokens, ctx.now),
+      createdAt: ctx.now,
+      updatedAt: ctx.now,
+    };
+  };
+
+  if (verifiedEmail !== null) {
+    const owner = await tx.users.findUserByEmail(verifiedEmail);
+    if (owner !== null) {
+      let user = owner;
+      if (!owner.emailVerified) {
+        // Account pre-hijacking defence (DESIGN §5): whoever registered this unverified email
+        // may not be its owner, so their password and sessions must not survive the link.
+        await tx.users.removePassword(owner.id);
+        const sessionsRevoked = await tx.sessions.deleteUserSessions(owner.id);
+        await tx.users.markEmailVerified(owner.id);
+        await recordAudit(tx.audit, ctx, 'config_updated', owner.id, {
+          action: 'unverified_account_secured_for_provider_link',
+          ...identity,
+          email: verifiedEmail,
+          passwordRemoved: owner.passwordHash !== null,
+          sessionsRevoked,
+        });
+        user = { ...owner, passwordHash: null, emailVerified: true };
+      }
+      if ((await tx.accounts.createAccount(newAccount(user.id))) === 'already_linked') throw new LinkRaceLost();
+      await tx.users.recordLogin(user.id, ctx.now);
+      return { user, linkedBy: 'verified_email' };
+    }
+  }
+
+  // An email the provider did not verify is not stored: it would claim the address for
+  // someone who never proved they own it, and block its owner from registering it.
+  const user: User = {
+    id: randomUUID(),
+    email: verifiedEmail,
+    emailVerified: verifiedEmail !== null,
+    passwordHash: null,
+    createdAt: ctx.now,
+    lastLoginAt: null,
+  };
+  if ((await tx.users.createUser(user)) === 'email_taken') throw new LinkRaceLost();
+  if ((await tx.accounts.createAccount(newAccount(user.id))) === 'already_linked') throw new LinkRaceLost();
+  await tx.users.recordLogin(user.id, ctx.now);
+  await recordAudit(tx.audit, ctx, 'user_created', user.id, { method: 'oauth', ...identity, email: user.email });
+  return { user, linkedBy: 'new_user' };
+}

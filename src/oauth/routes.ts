@@ -1,0 +1,63 @@
+/**
+ * @module GET /oauth/:provider and GET /callback/:provider: the pending sign-in cookie and the
+ * redirects. Every decision is in flow.ts; failures land on the login page with
+ * `error=<code>&message=<plain text>` (SPEC §7), successes on the return path.
+ */
+import type { Context } from 'hono';
+import { Hono } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import type { AppEnv } from '../http/env.js';
+import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
+import { completeSignIn, startSignIn, type OAuthFlowDeps } from './flow.js';
+
+export interface OAuthRouteDeps {
+  flow: OAuthFlowDeps;
+  cookie: SessionCookieSettings;
+  loginPageUrl: string;
+}
+
+/** The login page with the error code and a plain-text message in its query. */
+function loginPageWithError(loginPageUrl: string, error: string, message: string): string {
+  const url = new URL(loginPageUrl, 'http://gatehouse.invalid');
+  url.searchParams.set('error', error);
+  url.searchParams.set('message', message);
+  return `${url.pathname}${url.search}${url.hash}`;
+}
+
+export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
+  // `__Host-` in production, like the session cookie: Secure, Path=/, no Domain, so a sibling
+  // subdomain cannot plant a pending sign-in of its own.
+  const pendingCookieName = deps.cookie.secure ? '__Host-gatehouse_oauth' : 'gatehouse_oauth';
+  // SameSite=Lax, not Strict: the callback is a top-level navigation from the provider's site,
+  // and Strict would withhold the cookie exactly there.
+  const cookieOptions = { httpOnly: true, secure: deps.cookie.secure, sameSite: 'Lax', path: '/' } as const;
+  const query = (c: Context<AppEnv>, name: string): string | undefined => c.req.query(name);
+
+  return new Hono<AppEnv>()
+    .get('/oauth/:provider', (c) => {
+      const started = startSignIn(deps.flow, c.req.param('provider'), query(c, 'return_to'), c.get('requestContext'));
+      setCookie(c, pendingCookieName, started.pendingSignIn, { ...cookieOptions, maxAge: started.maxAgeSeconds });
+      return c.redirect(started.authorizationUrl, 302);
+    })
+    .get('/callback/:provider', async (c) => {
+      const pendingSignIn = getCookie(c, pendingCookieName);
+      // Cleared whatever happens next: a pending sign-in is good for one callback only.
+      deleteCookie(c, pendingCookieName, cookieOptions);
+      const ctx = c.get('requestContext');
+      const outcome = await completeSignIn(
+        deps.flow,
+        {
+          providerId: c.req.param('provider'),
+          code: query(c, 'code'),
+          state: query(c, 'state'),
+          error: query(c, 'error'),
+          errorDescription: query(c, 'error_description'),
+          pendingSignIn,
+        },
+        ctx,
+      );
+      if (!outcome.ok) return c.redirect(loginPageWithError(deps.loginPageUrl, outcome.error, outcome.message), 302);
+      setSessionCookie(c, deps.cookie, outcome.session.token, outcome.session.expiresAt, ctx.now);
+      return c.redirect(outcome.returnTo, 302);
+    });
+}
