@@ -174,17 +174,9 @@ export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResu
     provider: { getMigrations: async () => migrations },
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
-  // Kysely's migrator also lists the tables of every schema in the database (to find its own),
-  // calling pg_get_serial_sequence on each; a schema or table that someone else drops during
-  // that query fails it with 3F000/42P01 though nothing is wrong with ours (seen with parallel
-  // test runs sharing one database). PostgreSQL migrations run in a transaction, so a retry is safe.
-  for (let attempt = 1; ; attempt += 1) {
-    const result = await migrator.migrateToLatest();
-    if (!result.error) return result;
-    const code = (result.error as { code?: unknown }).code;
-    if (db.dialect !== 'postgres' || !CONCURRENT_DROP_CODES.has(String(code)) || attempt >= 5) throw result.error;
-  }
+  // (The migrator's table lookup goes through CurrentSchemaIntrospector above, so a schema
+  // dropped meanwhile by someone else cannot fail it.)
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  return result;
 }
-
-/** invalid_schema_name, undefined_table: what a concurrently dropped schema or table raises. */
-const CONCURRENT_DROP_CODES = new Set(['3F000', '42P01']);
