@@ -40,7 +40,8 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function startServer(env) {
   const started = performance.now();
-  const child = spawn(process.execPath, [CLI, 'serve'], {
+  // The same flags as `npm start` (package.json).
+  const child = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'serve'], {
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import { secureHeaders } from 'hono/secure-headers';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
@@ -77,29 +76,34 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next();
   });
 
-  app.use(
-    '/api/*',
-    secureHeaders({
-      contentSecurityPolicy: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] },
-      referrerPolicy: 'no-referrer',
-      crossOriginResourcePolicy: 'same-origin',
-      xFrameOptions: 'DENY',
-      // HSTS only where the service is served over HTTPS; on plain-HTTP development setups
-      // it would pin browsers to an HTTPS that does not exist.
-      strictTransportSecurity: deps.config.mode === 'production' ? 'max-age=31536000; includeSubDomains' : false,
-    }),
-    async (c, next) => {
-      await next();
-      // Answers about who is signed in must never be cached by a browser or a proxy.
-      c.header('Cache-Control', 'no-store');
+  // Fixed headers for every API answer, computed once and set before the handler runs (Hono
+  // then builds each Response with them in one go, instead of editing its headers afterwards).
+  const apiHeaders = Object.entries({
+    'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+    'Referrer-Policy': 'no-referrer',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+    'Cross-Origin-Resource-Policy': 'same-origin',
+    'Cross-Origin-Opener-Policy': 'same-origin',
+    // Answers about who is signed in must never be cached by a browser or a proxy.
+    'Cache-Control': 'no-store',
+    // HSTS only where the service is served over HTTPS; on plain-HTTP development setups it
+    // would pin browsers to an HTTPS that does not exist.
+    ...(deps.config.mode === 'production' ? { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains' } : {}),
+  });
+  const limitBody = bodyLimit({
+    maxSize: MAX_BODY_BYTES,
+    onError: () => {
+      throw new AppError('payload_too_large', 413, `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
     },
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: () => {
-        throw new AppError('payload_too_large', 413, `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
-      },
-    }),
-  );
+  });
+  app.use('/api/*', async (c, next) => {
+    for (const [name, value] of apiHeaders) c.header(name, value);
+    // GET and HEAD carry no body. Skipping the check for them matters: reading `body` makes the
+    // Node adapter build a full WHATWG Request, the largest cost of a session check.
+    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    return limitBody(c, next);
+  });
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {

@@ -15,8 +15,9 @@ import {
   type SqliteStatement,
   type TableMetadata,
 } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import type { DatabaseTarget } from '../config.js';
+import { requireOptional } from '../lazy-require.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -102,7 +103,8 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     };
   }
 
-  const pool = new pg.Pool({
+  const { Pool, types } = requireOptional('pg') as typeof import('pg');
+  const pool = new Pool({
     connectionString: target.connectionString,
     max: options.poolSize ?? 10,
     // Bounded waits: when PostgreSQL is down, a request fails fast with 503 instead of hanging.
@@ -113,7 +115,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     // BIGINT (epoch milliseconds) fits a JS number exactly; pg returns int8 as a string otherwise.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+        oid === INT8_OID ? (value: string) => Number(value) : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
     },
   });
   // An idle client that loses its server emits 'error' on the pool; without a listener that

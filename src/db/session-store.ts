@@ -1,5 +1,5 @@
 /** @module SessionStore over Kysely. */
-import type { Kysely, Selectable } from 'kysely';
+import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { SessionRecord, SessionStore } from '../session/store.js';
 import type { Database, SessionsTable } from './schema.js';
 import { toUser } from './user-store.js';
@@ -14,7 +14,33 @@ function toSession(row: Selectable<SessionsTable>): SessionRecord {
   };
 }
 
+type SessionWithUserRow = Awaited<ReturnType<ReturnType<typeof sessionWithUserQuery>['executeTakeFirstOrThrow']>>;
+
+function sessionWithUserQuery(db: Kysely<Database>, sessionId: string) {
+  return db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .select([
+      'sessions.id as session_id',
+      'sessions.user_id',
+      'sessions.token_hash',
+      'sessions.expires_at',
+      'sessions.created_at as session_created_at',
+      'users.id',
+      'users.email',
+      'users.password_hash',
+      'users.email_verified',
+      'users.preferences',
+      'users.created_at',
+      'users.last_login_at',
+    ])
+    .where('sessions.id', '=', sessionId);
+}
+
 export function createSessionStore(db: Kysely<Database>): SessionStore {
+  // The session check runs on every request of the application behind Gatehouse: its query is
+  // built and compiled once, and only the session id changes (its one parameter).
+  const sessionWithUserSql = sessionWithUserQuery(db, '').compile().sql;
   return {
     async createSession(session) {
       await db
@@ -30,25 +56,8 @@ export function createSessionStore(db: Kysely<Database>): SessionStore {
     },
 
     async findSessionWithUser(sessionId) {
-      const row = await db
-        .selectFrom('sessions')
-        .innerJoin('users', 'users.id', 'sessions.user_id')
-        .select([
-          'sessions.id as session_id',
-          'sessions.user_id',
-          'sessions.token_hash',
-          'sessions.expires_at',
-          'sessions.created_at as session_created_at',
-          'users.id',
-          'users.email',
-          'users.password_hash',
-          'users.email_verified',
-          'users.preferences',
-          'users.created_at',
-          'users.last_login_at',
-        ])
-        .where('sessions.id', '=', sessionId)
-        .executeTakeFirst();
+      const { rows } = await db.executeQuery<SessionWithUserRow>(CompiledQuery.raw(sessionWithUserSql, [sessionId]));
+      const row = rows[0];
       if (!row) return null;
       return {
         session: toSession({

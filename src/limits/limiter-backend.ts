@@ -9,7 +9,7 @@
  * the store is used again as soon as it answers (ioredis reconnects by itself; PostgreSQL is
  * tried on every call). Counts made in memory during an outage are not copied back.
  */
-import { Redis } from 'ioredis';
+import type { Redis as RedisClient } from 'ioredis';
 import type pg from 'pg';
 import {
   RateLimiterMemory,
@@ -18,6 +18,7 @@ import {
   type RateLimiterAbstract,
   type RateLimiterRes,
 } from 'rate-limiter-flexible';
+import { requireOptional } from '../lazy-require.js';
 import type { Logger } from '../logger.js';
 
 export type LimiterStoreKind = 'memory' | 'redis' | 'postgres';
@@ -163,7 +164,8 @@ function memoryBackend(): LimiterBackend {
 
 async function redisBackend(url: string, options: OpenLimiterBackendOptions): Promise<LimiterBackend> {
   const health = new StoreHealth('redis', options.logger);
-  const redis = new Redis(url, {
+  const { Redis } = requireOptional('ioredis') as typeof import('ioredis');
+  const redis: RedisClient = new Redis(url, {
     // Never queue commands while disconnected: a login must not wait for Redis to come back.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,

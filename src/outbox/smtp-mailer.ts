@@ -1,11 +1,12 @@
 /** @module Delivers emails over SMTP (nodemailer) to the server named by SMTP_URL. */
-import nodemailer from 'nodemailer';
+import { requireOptional } from '../lazy-require.js';
 import type { Mailer } from './outbox.js';
 
 // Bounded waits: a hanging SMTP server fails the attempt (retried later) instead of stalling.
 const TIMEOUT_MS = 15_000;
 
 export function createSmtpMailer(options: { url: string; from: string }): Mailer {
+  const nodemailer = requireOptional('nodemailer') as typeof import('nodemailer');
   const transport = nodemailer.createTransport(options.url, {
     connectionTimeout: TIMEOUT_MS,
     greetingTimeout: TIMEOUT_MS,

@@ -71,7 +71,13 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   };
 
   const spawn = (): void => {
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { bcryptPath, niceness: HASH_THREAD_NICENESS } });
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { bcryptPath, niceness: HASH_THREAD_NICENESS },
+      // A hashing thread holds a few strings at a time: small heaps keep each thread's memory
+      // to a few megabytes instead of a default-sized V8 heap.
+      resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 12 },
+    });
     worker.unref();
     worker.on('message', (reply: { result?: unknown; error?: string }) => {
       const job = busy.get(worker);
