@@ -69,6 +69,16 @@ describeEachDialect('HTTP edges', (dialect) => {
     expect(ready.status).toBe(200);
   });
 
+  test('a CORS preflight from another origin gets no grant: no other origin can call or read the API', async () => {
+    const response = await t.request('OPTIONS', '/api/auth/login', {
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+    });
+    expect(response.status).toBeLessThan(500);
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+    expect(response.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(response.headers.get('access-control-allow-methods')).toBeNull();
+  });
+
   test('API responses carry security headers and no CORS grant', async () => {
     const response = await t.request('GET', '/api/auth/session', { headers: { origin: 'https://evil.example' } });
     expect(response.headers.get('x-content-type-options')).toBe('nosniff');

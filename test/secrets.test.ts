@@ -15,6 +15,8 @@ import { loadConfig } from '../src/config.js';
 import { openDatabase, type DatabaseHandle } from '../src/db/connect.js';
 import { createGatehouse } from '../src/gatehouse.js';
 import { createLogger } from '../src/logger.js';
+import { randomBytes } from 'node:crypto';
+import { startFakeGitHub } from './support/fake-github.js';
 import { TEST_JWT_SECRET, describeEachDialect, openTestDatabase, type SentEmail } from './support/harness.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -41,7 +43,7 @@ describeEachDialect('secrets at rest and in logs', (dialect) => {
       database = opened.database;
       cleanups.push(opened.drop);
       rawDatabase = async () => {
-        const tables = ['users', 'sessions', 'audit_events', 'email_verification_tokens', 'password_reset_tokens', 'email_outbox'];
+        const tables = ['users', 'sessions', 'audit_events', 'email_verification_tokens', 'password_reset_tokens', 'email_outbox', 'accounts'];
         const dumps = await Promise.all(tables.map((table) => sql`select * from ${sql.table(table)}`.execute(database.kysely)));
         return JSON.stringify(dumps.map((dump) => dump.rows));
       };
@@ -59,15 +61,32 @@ describeEachDialect('secrets at rest and in logs', (dialect) => {
     });
     const emails: SentEmail[] = [];
     const clock = new MockClock(Date.UTC(2026, 10, 22, 12));
-    const gatehouse = await createGatehouse(loadConfig({ JWT_SECRET: TEST_JWT_SECRET, BCRYPT_ROUNDS: '4', LOG_LEVEL: 'trace' }), {
+    const github = await startFakeGitHub();
+    cleanups.push(() => github.close());
+    const authSecret = `auth-${randomBytes(12).toString('hex')}`;
+    const encryptionKey = randomBytes(32).toString('base64');
+    const gatehouse = await createGatehouse(
+      loadConfig({
+        JWT_SECRET: TEST_JWT_SECRET,
+        BCRYPT_ROUNDS: '4',
+        LOG_LEVEL: 'trace',
+        GITHUB_CLIENT_ID: github.clientId,
+        GITHUB_CLIENT_SECRET: github.clientSecret,
+        GITHUB_AUTH_URL: github.authUrl,
+        GITHUB_API_URL: github.apiUrl,
+        AUTH_SECRET: authSecret,
+        ENCRYPTION_KEY_BASE64: encryptionKey,
+      }),
+      {
       clock,
       logger,
       database,
       mailer: { send: async (email) => void emails.push(email) },
-    });
+      },
+    );
     cleanups.push(() => gatehouse.close());
 
-    const secrets = new Set<string>([TEST_JWT_SECRET]);
+    const secrets = new Set<string>([TEST_JWT_SECRET, github.clientSecret, authSecret, encryptionKey]);
     const call = async (method: string, pathname: string, json?: unknown, cookie?: string) => {
       const response = await gatehouse.fetch(
         new Request(`http://localhost:3000${pathname}`, {
@@ -115,9 +134,30 @@ describeEachDialect('secrets at rest and in logs', (dialect) => {
     await call('POST', '/api/auth/logout', undefined, login.headers.getSetCookie()[0]!.split(';')[0]!);
     await gatehouse.deliverQueuedEmails();
 
+    // Sign in with GitHub twice (a new user, then the link again): codes, state, the flow
+    // cookie, and the provider's access and refresh tokens are all secrets.
+    github.expiringTokens = true;
+    github.setUser({ id: 4242, login: 'octo', emails: [{ email: 'secret@example.com', primary: true, verified: true }] });
+    for (let round = 0; round < 2; round++) {
+      const started = await call('GET', '/api/auth/oauth/github');
+      expect(started.status).toBe(302);
+      const flowCookie = started.headers.getSetCookie()[0]!.split(';')[0]!;
+      const callbackUrl = await github.authorize(started.headers.get('location')!, { login: 'octo' });
+      secrets.add(callbackUrl.searchParams.get('code')!);
+      secrets.add(callbackUrl.searchParams.get('state')!);
+      const finished = await call('GET', `${callbackUrl.pathname}${callbackUrl.search}`, undefined, flowCookie);
+      expect(finished.status).toBe(302);
+      expect(finished.headers.get('location')).toBe('/dashboard');
+    }
+    github.issuedTokens.forEach((token) => secrets.add(token));
+    expect(github.issuedTokens.length).toBeGreaterThanOrEqual(4);
+
     expect(secrets.size).toBeGreaterThan(10);
     const audit = JSON.stringify(await gatehouse.stores.audit.listRecentEvents(1000));
     const stored = await rawDatabase();
+    // The scan reads real rows: the linked account and its encrypted tokens are there.
+    expect(stored).toContain('octo');
+    expect(stored).toMatch(/v1\.[A-Za-z0-9_-]+\./);
     for (const secret of secrets) {
       const forms = [secret, Buffer.from(secret).toString('base64'), encodeURIComponent(secret)];
       for (const form of forms) {

@@ -63,6 +63,19 @@ describeEachDialect('sessions', (dialect) => {
     }
   });
 
+  test('key confusion: tokens claiming RS256 or ES256 are refused, whatever they are signed with', async () => {
+    const { generateKeyPair, exportSPKI } = await import('jose');
+    const claims = decodeJwt(token);
+    for (const alg of ['RS256', 'ES256'] as const) {
+      const { privateKey, publicKey } = await generateKeyPair(alg);
+      const asymmetric = await new SignJWT({ ...claims }).setProtectedHeader({ alg }).sign(privateKey);
+      expect((await session(`${COOKIE}=${asymmetric}`)).status, alg).toBe(401);
+      // The classic confusion: HS256 keyed with the public key, hoping the server mixes key types.
+      const confused = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(await exportSPKI(publicKey)));
+      expect((await session(`${COOKIE}=${confused}`)).status, `${alg} public key as HMAC secret`).toBe(401);
+    }
+  });
+
   test('a correctly signed token whose row does not hold it is refused (re-signed with the real key)', async () => {
     // A token minted with the real secret but not issued by the server: its hash is not the row's.
     const claims = decodeJwt(token);
