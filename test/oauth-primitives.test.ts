@@ -8,7 +8,7 @@ import { describe, expect, test } from 'vitest';
 import { createEnvelope, keyIdOf } from '../src/crypto/envelope.js';
 import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn } from '../src/oauth/flow-cookie.js';
 import { createCodeChallenge, generateCodeVerifier, generateState } from '../src/oauth/pkce.js';
-import { resolveReturnTo } from '../src/oauth/return-to.js';
+import { resolveReturnTo } from '../src/http/return-to.js';
 import { secureRandom } from '../src/random.js';
 
 describe('createCodeChallenge()', () => {
@@ -110,6 +110,14 @@ describe('createEnvelope()', () => {
 });
 
 describe('resolveReturnTo()', () => {
+  test('dot segments that would normalise to //host are kept raw, so they still resolve on this origin', () => {
+    for (const path of ['/.//evil.example', '/..//evil.example', '/%2e//evil.example']) {
+      const result = resolveReturnTo(path, '/dashboard');
+      expect(result.startsWith('//')).toBe(false);
+      expect(new URL(result, 'https://auth.example/login').origin).toBe('https://auth.example');
+    }
+  });
+
   test.each([
     '/settings',
     '/settings?tab=profile&x=%2F%2Fevil',

@@ -32,7 +32,7 @@ import type { User, UserStore } from '../users/user.js';
 import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn } from './flow-cookie.js';
 import { createCodeChallenge, generateCodeVerifier, generateState } from './pkce.js';
 import { ProviderRequestError, describeProviderFailure, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from './provider.js';
-import { resolveReturnTo } from './return-to.js';
+import { resolveReturnTo } from '../http/return-to.js';
 import type { AccountStore, LinkedAccount } from './store.js';
 
 export interface OAuthStores {

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Hono, type Context } from 'hono';
 import type { Config } from '../config.js';
 import type { AppEnv } from '../http/env.js';
+import { resolveReturnTo } from '../http/return-to.js';
 import type { SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { readValidSession } from '../session/read-session.js';
@@ -39,24 +40,6 @@ export interface WebRouteDeps {
   config: Pick<Readonly<Config>, 'mode' | 'defaultReturnTo' | 'oauthProblems'>;
   session: SessionDeps;
   cookie: SessionCookieSettings;
-}
-
-/**
- * A same-origin path to go to after signing in, or null. Anything that could leave the origin
- * (`//host`, `/\host`, a scheme, control characters) is refused rather than repaired.
- */
-export function sameOriginPath(value: string | undefined): string | null {
-  if (value === undefined || value.length > 2048) return null;
-  if (!value.startsWith('/') || value.startsWith('//') || value.includes('\\')) return null;
-  if (/[\u0000-\u001f\u007f]/.test(value)) return null;
-  const base = 'http://gatehouse.invalid';
-  let parsed: URL;
-  try {
-    parsed = new URL(value, base);
-  } catch {
-    return null;
-  }
-  return parsed.origin === base ? `${parsed.pathname}${parsed.search}${parsed.hash}` : null;
 }
 
 /** The provider's error codes (SPEC §7) in plain words; the provider's own text follows. */
@@ -105,7 +88,9 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
     '/assets/app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
     '/assets/app.css': loadAsset('app.css', 'text/css; charset=utf-8'),
   };
-  const returnToOf = (c: Context<AppEnv>): string => sameOriginPath(c.req.query('return_to')) ?? deps.config.defaultReturnTo;
+  // The same check as the provider flow's: the raw path is kept as given, never a normalised
+  // form (normalising `/.//evil.com` yields `//evil.com`, another host).
+  const returnToOf = (c: Context<AppEnv>): string => resolveReturnTo(c.req.query('return_to'), deps.config.defaultReturnTo);
   const tokenOf = (c: Context<AppEnv>): string | null => {
     const token = c.req.query('token');
     return token === undefined || token === '' || token.length > 512 ? null : token;

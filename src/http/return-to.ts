@@ -1,5 +1,5 @@
 /**
- * @module Where to send the browser after a provider sign-in. Only a path on this origin is
+ * @module Where to send the browser after signing in (password pages or provider). Only a path on this origin is
  * accepted: anything that a browser could read as another host (`//evil`, `/\evil`,
  * `https://evil`, tabs or newlines that browsers strip) falls back to the default, so the
  * sign-in can never be used as an open redirect (RFC 6749 §10.15).
