@@ -88,7 +88,7 @@ describeEachDialect('email verification (development mode)', (dialect) => {
 
   test('POST /resend-verification: a new token and link; the earlier token stops working', async () => {
     const { body, cookie } = await register();
-    const response = await t.request('POST', '/api/auth/resend-verification', { cookie });
+    const response = await t.request('POST', '/api/auth/resend-verification', { json: {}, cookie });
     expect(response.status).toBe(200);
     const resent = await response.json();
     expect(resent.verificationToken).not.toBe(body.verificationToken);
@@ -98,7 +98,7 @@ describeEachDialect('email verification (development mode)', (dialect) => {
   });
 
   test('POST /resend-verification answers 401 without a session', async () => {
-    const response = await t.request('POST', '/api/auth/resend-verification');
+    const response = await t.request('POST', '/api/auth/resend-verification', { json: {} });
     expect(response.status).toBe(401);
     expect((await response.json()).error).toBe('not_authenticated');
   });
@@ -106,7 +106,7 @@ describeEachDialect('email verification (development mode)', (dialect) => {
   test('POST /resend-verification for a verified user: a clear 200 and no new token', async () => {
     const { body, cookie } = await register();
     await verify(body.verificationToken);
-    const response = await t.request('POST', '/api/auth/resend-verification', { cookie });
+    const response = await t.request('POST', '/api/auth/resend-verification', { json: {}, cookie });
     expect(response.status).toBe(200);
     const answer = await response.json();
     expect(answer.alreadyVerified).toBe(true);
@@ -127,7 +127,7 @@ describeEachDialect('email verification (development mode)', (dialect) => {
       id,
       t.clock.now(),
     );
-    const response = await t.request('POST', '/api/auth/resend-verification', { cookie: `${COOKIE}=${session.token}` });
+    const response = await t.request('POST', '/api/auth/resend-verification', { json: {}, cookie: `${COOKIE}=${session.token}` });
     expect(response.status).toBe(404);
     expect((await response.json()).error).toBe('not_found');
   });
@@ -154,7 +154,7 @@ describeEachDialect('email verification (not development mode)', (dialect) => {
         const body = await response.json();
         expect(body).toEqual({ ok: true, message: expect.any(String) });
         const cookie = response.headers.getSetCookie()[0]!.split(';')[0]!;
-        const resent = await (await t.request('POST', '/api/auth/resend-verification', { cookie })).json();
+        const resent = await (await t.request('POST', '/api/auth/resend-verification', { json: {}, cookie })).json();
         expect(Object.keys(resent)).toEqual(['message']);
         // The link reached the sender only.
         await t.gatehouse.deliverQueuedEmails();

@@ -36,9 +36,9 @@ describeEachDialect('rate limits of the verification and reset endpoints', (dial
     await start();
     const cookie = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email: 'resend@example.com', password: STRONG_PASSWORD } }), 'gatehouse_session')!;
     for (let i = 1; i <= 3; i++) {
-      expect((await t.request('POST', '/api/auth/resend-verification', { cookie, ip: `198.51.100.${i}` })).status).toBe(200);
+      expect((await t.request('POST', '/api/auth/resend-verification', { json: {}, cookie, ip: `198.51.100.${i}` })).status).toBe(200);
     }
-    await expectRateLimited(await t.request('POST', '/api/auth/resend-verification', { cookie, ip: '198.51.100.9' }));
+    await expectRateLimited(await t.request('POST', '/api/auth/resend-verification', { json: {}, cookie, ip: '198.51.100.9' }));
   });
 
   test('password-reset/request: 5 per 15 minutes per email across IPs, and per IP across emails; unknown emails count alike', async () => {

@@ -116,7 +116,7 @@ describeEachDialect('secrets at rest and in logs', (dialect) => {
     const cookie = registered.headers.getSetCookie()[0]!.split(';')[0]!;
     await call('POST', '/api/auth/register', { email: 'other@example.com', password: passwords[3] });
     expect((await call('GET', '/api/auth/session', undefined, cookie)).status).toBe(200);
-    expect((await call('POST', '/api/auth/resend-verification', undefined, cookie)).status).toBe(200);
+    expect((await call('POST', '/api/auth/resend-verification', {}, cookie)).status).toBe(200);
     await gatehouse.deliverQueuedEmails();
     const verificationTokens = emails.filter((e) => e.subject.includes('Confirm')).map((e) => linkToken(e.text));
     verificationTokens.forEach(remember);
@@ -131,7 +131,7 @@ describeEachDialect('secrets at rest and in logs', (dialect) => {
     expect((await call('POST', '/api/auth/password-reset/confirm', { token: resetTokens[0], password: passwords[1] })).status).toBe(200);
     const login = await call('POST', '/api/auth/login', { email: 'secret@example.com', password: passwords[1] });
     expect(login.status).toBe(200);
-    await call('POST', '/api/auth/logout', undefined, login.headers.getSetCookie()[0]!.split(';')[0]!);
+    await call('POST', '/api/auth/logout', {}, login.headers.getSetCookie()[0]!.split(';')[0]!);
     await gatehouse.deliverQueuedEmails();
 
     // Sign in with GitHub twice (a new user, then the link again): codes, state, the flow

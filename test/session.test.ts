@@ -85,20 +85,31 @@ describeEachDialect('sessions', (dialect) => {
   });
 
   test('POST /logout deletes the session and clears the cookie; the old token no longer works', async () => {
-    const response = await t.request('POST', '/api/auth/logout', { cookie });
+    const response = await t.request('POST', '/api/auth/logout', { json: {}, cookie });
     expect(response.status).toBe(200);
     const cleared = response.headers.getSetCookie().find((h) => h.startsWith(`${COOKIE}=`));
     expect(cleared).toMatch(/Max-Age=0/);
     expect((await session(cookie)).status).toBe(401);
   });
 
+  test('POST /logout and /resend-verification refuse a request that is not JSON (415): no cross-site form can trigger them', async () => {
+    for (const path of ['/api/auth/logout', '/api/auth/resend-verification']) {
+      for (const headers of [{}, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'text/plain' }] as Record<string, string>[]) {
+        const response = await t.request('POST', path, { cookie, headers, body: '' });
+        expect(response.status, `${path} ${JSON.stringify(headers)}`).toBe(415);
+        expect((await response.json()).error).toBe('unsupported_media_type');
+      }
+    }
+    expect((await session(cookie)).status).toBe(200);
+  });
+
   test('POST /logout without a session is a harmless 200', async () => {
-    expect((await t.request('POST', '/api/auth/logout')).status).toBe(200);
+    expect((await t.request('POST', '/api/auth/logout', { json: {} })).status).toBe(200);
   });
 
   test('logging in again creates a second, independent session', async () => {
     const second = cookieFrom(await t.request('POST', '/api/auth/login', { json: { email: 'sam@example.com', password: STRONG_PASSWORD } }), COOKIE)!;
-    await t.request('POST', '/api/auth/logout', { cookie: second });
+    await t.request('POST', '/api/auth/logout', { json: {}, cookie: second });
     expect((await session(second)).status).toBe(401);
     expect((await session(cookie)).status).toBe(200);
   });

@@ -147,7 +147,7 @@ describeEachDialect('pages', (dialect) => {
     expect(after).toContain('<span id="verification-status" class="status status--verified">Verified</span>');
     expect(after).not.toContain('resend-verification');
 
-    expect((await t.request('POST', '/api/auth/logout', { cookie })).status).toBe(200);
+    expect((await t.request('POST', '/api/auth/logout', { json: {}, cookie })).status).toBe(200);
     expect((await t.request('GET', '/dashboard', { cookie })).status).toBe(302);
   });
 

@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import type { AppEnv } from '../http/env.js';
-import { assertNoForeignBody, readJsonBody } from '../http/json-body.js';
+import { assertJsonRequest, readJsonBody } from '../http/json-body.js';
 import type { SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { requireSession } from '../session/read-session.js';
@@ -26,7 +26,7 @@ export function createVerificationRoutes(deps: VerificationRouteDeps): Hono<AppE
       return c.json({ message: 'Your email address is verified.', verified: true });
     })
     .post('/resend-verification', async (c) => {
-      assertNoForeignBody(c);
+      assertJsonRequest(c);
       const { user } = await requireSession(c, deps);
       const outcome = await resendVerification(deps.flow, user, c.get('requestContext'));
       if (outcome.kind === 'already_verified') {

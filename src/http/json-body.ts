@@ -37,14 +37,14 @@ export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): 
 }
 
 /**
- * For endpoints that take no body (logout, resend-verification): nothing, or an empty JSON
- * body, is fine; a body of another type is refused with 415 like everywhere else.
+ * For endpoints that take no body (logout, resend-verification): the request must still say
+ * `Content-Type: application/json` (an empty body or `{}` is fine). A cross-site HTML form can
+ * only send form or text types, and a script on another origin sending JSON must pass a CORS
+ * preflight that Gatehouse never grants — so no other site can trigger these (DESIGN §4: a POST
+ * without JSON gets 415).
  */
-export function assertNoForeignBody(c: Context): void {
-  const contentType = c.req.header('content-type');
-  const length = Number(c.req.header('content-length') ?? '0');
-  const hasBody = length > 0 || c.req.header('transfer-encoding') !== undefined;
-  if (hasBody && !isJsonContentType(contentType)) {
-    throw new AppError('unsupported_media_type', 415, 'This endpoint takes no body; send none, or JSON.');
+export function assertJsonRequest(c: Context): void {
+  if (!isJsonContentType(c.req.header('content-type'))) {
+    throw new AppError('unsupported_media_type', 415, 'Send this request with Content-Type: application/json (the body may be empty).');
   }
 }

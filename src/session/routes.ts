@@ -1,7 +1,7 @@
 /** @module GET /session and POST /logout. */
 import { Hono } from 'hono';
 import type { AppEnv } from '../http/env.js';
-import { assertNoForeignBody } from '../http/json-body.js';
+import { assertJsonRequest } from '../http/json-body.js';
 import { toPublicUser } from '../users/user.js';
 import { clearSessionCookie, type SessionCookieSettings } from './cookie.js';
 import { revokeSession, type SessionDeps } from './flow.js';
@@ -22,7 +22,7 @@ export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
       });
     })
     .post('/logout', async (c) => {
-      assertNoForeignBody(c);
+      assertJsonRequest(c);
       const valid = await readValidSession(c, deps);
       if (valid !== null) await revokeSession(deps.session, valid.session.id);
       clearSessionCookie(c, deps.cookie);
