@@ -197,6 +197,10 @@ export function loadConfig(env: Env): Readonly<Config> {
     read('SESSION_COOKIE_NAME') ?? (mode === 'production' ? '__Host-gatehouse_session' : 'gatehouse_session');
   if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(sessionCookieName)) {
     problems.push('SESSION_COOKIE_NAME: expected a cookie name (letters, digits and !#$%&\'*+-.^_`|~)');
+  } else if (/^__(host|secure)-/i.test(sessionCookieName) && mode !== 'production') {
+    // Browsers accept __Host- and __Secure- cookies only with Secure, which is set in production
+    // only: outside it such a name would make every sign-in fail.
+    problems.push('SESSION_COOKIE_NAME: a __Host- or __Secure- name needs NODE_ENV=production (the cookie is Secure only there)');
   }
   const bcryptRounds = integer('BCRYPT_ROUNDS', 10, 4, 15);
 

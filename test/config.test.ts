@@ -90,6 +90,12 @@ describe('loadConfig()', () => {
     expect(loadConfig({ RATE_LIMIT_REGISTER: '5/168h', LOCKOUT_DURATION: '168h' }).lockout.durationSeconds).toBe(604800);
   });
 
+  test('a __Host- or __Secure- session cookie name is refused outside production', () => {
+    expect(problemsOf({ SESSION_COOKIE_NAME: '__Host-mine' }).some((p) => p.startsWith('SESSION_COOKIE_NAME:'))).toBe(true);
+    expect(problemsOf({ SESSION_COOKIE_NAME: '__Secure-mine' }).some((p) => p.startsWith('SESSION_COOKIE_NAME:'))).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), SESSION_COOKIE_NAME: '__Host-mine' }).sessionCookieName).toBe('__Host-mine');
+  });
+
   test('DATABASE_URL forms', () => {
     expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toEqual({ kind: 'sqlite', filename: ':memory:' });
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).database).toEqual({ kind: 'postgres', connectionString: 'postgres://u@h:5432/db' });

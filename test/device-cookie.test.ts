@@ -89,6 +89,16 @@ describeEachDialect('device cookie', (dialect) => {
     expect((await login(g, STRONG_PASSWORD, { ip: '198.51.100.3' })).status).toBe(429);
   });
 
+  test("a login through the device lane also clears the email's failure count (SPEC §8)", async () => {
+    const g = await start();
+    const device = cookieFrom(await login(g, STRONG_PASSWORD, { ip: '198.51.100.1' }), DEVICE)!;
+    for (let i = 1; i <= 4; i++) await login(g, WRONG, { ip: `203.0.113.${i}` });
+    expect((await login(g, STRONG_PASSWORD, { ip: '198.51.100.2', cookie: device })).status).toBe(200);
+    // Four more failures from elsewhere: the count started again, so no lock yet.
+    for (let i = 5; i <= 8; i++) expect((await login(g, WRONG, { ip: `203.0.113.${i}` })).status).toBe(401);
+    expect((await login(g, STRONG_PASSWORD, { ip: '198.51.100.3' })).status).toBe(200);
+  });
+
   test("the browser's own failures are counted and locked on their own", async () => {
     const g = await start();
     const device = cookieFrom(await login(g, STRONG_PASSWORD), DEVICE)!;

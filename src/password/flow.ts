@@ -127,7 +127,9 @@ export async function loginWithPassword(
     });
     throw unauthorized('invalid_credentials', 'The email or password is incorrect.');
   }
-  await deps.loginLock.recordSuccess(subjects, ctx.now);
+  // A successful login clears the failures counted against the email and the IP (SPEC §8),
+  // whichever lane it came through, and the device's own.
+  await deps.loginLock.recordSuccess([...subjects, ...(device === null ? [] : [{ email: credentials.email }, { ip: ctx.ip }])], ctx.now);
   await users.recordLogin(user.id, ctx.now);
   const session = await issueSession(deps.session, user.id, ctx.now);
   // A new nonce at every login (OWASP): a token that leaked from an old login stops counting.
