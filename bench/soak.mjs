@@ -34,6 +34,11 @@ function positiveInt(name, fallback) {
   return Number(raw);
 }
 
+// Below 30 s the RSS windows after the warm-up would hold a sample or two: nothing to judge.
+if (SECONDS < 30) {
+  console.error('SOAK_SECONDS: at least 30 (the memory check compares two windows after a 10 s warm-up)');
+  process.exit(1);
+}
 if (BCRYPT_ROUNDS > 10 || BCRYPT_ROUNDS < 4) {
   console.error('SOAK_BCRYPT_ROUNDS: expected 4 to 10');
   process.exit(1);
@@ -445,8 +450,9 @@ async function soak() {
 
   // First vs last minute of RSS. With a run shorter than WARMUP + 2 minutes the two windows are
   // each half of the time after the warm-up, so they never overlap.
-  const window = Math.min(60, (trafficSeconds - WARMUP_SECONDS) / 2);
-  const average = (list) => list.reduce((sum, s) => sum + s.mb, 0) / list.length;
+  const window = Math.max(0, Math.min(60, (trafficSeconds - WARMUP_SECONDS) / 2));
+  // NaN (shown as such, and failing the check) when an interrupted run left a window empty.
+  const average = (list) => (list.length === 0 ? NaN : list.reduce((sum, s) => sum + s.mb, 0) / list.length);
   const rss = samples.map((list, i) => {
     const first = list.filter((s) => s.t >= WARMUP_SECONDS && s.t < WARMUP_SECONDS + window);
     const last = list.filter((s) => s.t >= trafficSeconds - window);
@@ -454,7 +460,7 @@ async function soak() {
     const lastMB = average(last);
     return { name: servers[i].name, firstMB, lastMB, ratio: lastMB / firstMB, peakMB: Math.max(...list.map((s) => s.mb)), n: list.length };
   });
-  for (const r of rss) check(`instance ${r.name} RSS flat (last / first window ≤ 1.20)`, r.ratio <= 1.2, `${r.ratio.toFixed(2)}×`);
+  for (const r of rss) check(`instance ${r.name} RSS flat (last / first window ≤ 1.20)`, r.ratio <= 1.2, Number.isFinite(r.ratio) ? `${r.ratio.toFixed(2)}×` : 'no samples in a window');
 
   const fmt = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : String(value));
   console.log(`\nGatehouse soak — ${SECONDS} s, 2 instances, PostgreSQL + Redis, ${CONCURRENCY} in flight, bcrypt cost ${BCRYPT_ROUNDS}, ${os.availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}\n`);
