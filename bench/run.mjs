@@ -3,16 +3,13 @@
 // process (the built CLI); load comes from separate autocannon processes over loopback.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import bcrypt from 'bcrypt';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { answers, CLI, procStatusMB, root, sleep, startServer } from './lib.mjs';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(root, 'dist', 'cli.js');
 const PASSWORD = 'Bench-Password-1';
 const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 3 : 8;
@@ -36,41 +33,6 @@ function runJson(script, args) {
 }
 
 const load = (spec) => runJson('load.mjs', [JSON.stringify(spec)]);
-const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function startServer(env) {
-  const started = performance.now();
-  // The same flags as `npm start` (package.json).
-  const child = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'serve'], {
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const url = await new Promise((resolve, reject) => {
-    const onData = (chunk) => {
-      output += chunk;
-      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
-      if (match) resolve(match[1]);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', () => reject(new Error(`server exited:\n${output}`)));
-  });
-  for (;;) {
-    const response = await fetch(`${url}/healthz`).catch(() => null);
-    if (response?.status === 200) break;
-    await sleep(5);
-  }
-  const startupMs = performance.now() - started;
-  child.stdout.resume();
-  child.stderr.resume();
-  return { child, url, startupMs };
-}
-
-function peakRssMB(pid) {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)[1]) / 1024;
-}
 
 async function api(url, method, pathname, { json, cookie } = {}) {
   const started = performance.now();
@@ -159,7 +121,7 @@ async function measure(label, env, backend) {
       knownReset.push((await api(url, 'POST', '/api/auth/password-reset/request', { json: { email: 'bench@bench.example' } })).ms);
     }
     figures.parity = { login: median(unknownLogin) / median(wrongLogin), reset: median(unknownReset) / median(knownReset) };
-    figures.peakRssMB = peakRssMB(server.child.pid);
+    figures.peakRssMB = procStatusMB(server.child.pid, 'VmHWM');
   } finally {
     server.child.kill('SIGTERM');
     await new Promise((resolve) => server.child.once('exit', resolve));
@@ -233,15 +195,6 @@ function postgresBackend(connectionString) {
       await client.end();
     },
   };
-}
-
-function answers(host, port) {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host, port });
-    socket.setTimeout(500, () => (socket.destroy(), resolve(false)));
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
 }
 
 // ---------------------------------------------------------------------------------------------

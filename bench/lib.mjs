@@ -1,0 +1,79 @@
+// Helpers shared by the benchmark (run.mjs) and the soak test (soak.mjs): both drive the built
+// server as its own process, exactly as an operator would run it.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI = path.join(root, 'dist', 'cli.js');
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts `dist/cli.js serve` on PORT=0 and resolves once /healthz answers 200. The URL comes from
+ * the "listening on" log line, since the port is chosen by the OS. `onOutput`, when given, sees
+ * every later chunk of the server's stdout and stderr (otherwise the output is discarded, but
+ * still read, so a full pipe never blocks the server).
+ */
+export async function startServer(env, { onOutput } = {}) {
+  const started = performance.now();
+  // The same flags as `npm start` (package.json).
+  const child = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'serve'], {
+    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const onData = (chunk) => {
+    output += chunk;
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+  const url = await new Promise((resolve, reject) => {
+    const check = () => {
+      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
+      if (match) resolve(match[1]);
+    };
+    child.stdout.on('data', check);
+    child.stderr.on('data', check);
+    child.once('exit', () => reject(new Error(`server exited:\n${output}`)));
+  });
+  // Bounded: a server that listens but never turns healthy fails the run instead of hanging it.
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(`${url}/healthz`).catch(() => null);
+    if (response?.status === 200) break;
+    if (attempt >= 6000) {
+      child.kill('SIGKILL');
+      throw new Error(`server at ${url} never answered 200 on /healthz:\n${output}`);
+    }
+    await sleep(5);
+  }
+  const startupMs = performance.now() - started;
+  child.stdout.removeAllListeners('data');
+  child.stderr.removeAllListeners('data');
+  if (onOutput) {
+    child.stdout.on('data', onOutput);
+    child.stderr.on('data', onOutput);
+  } else {
+    child.stdout.resume();
+    child.stderr.resume();
+  }
+  return { child, url, startupMs };
+}
+
+/** Kilobyte field of /proc/<pid>/status (VmRSS, VmHWM, ...) in MB. */
+export function procStatusMB(pid, field) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)[1]) / 1024;
+}
+
+/** Whether something accepts TCP connections there (within 500 ms). */
+export function answers(host, port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port });
+    socket.setTimeout(500, () => (socket.destroy(), resolve(false)));
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
+}
