@@ -97,6 +97,20 @@ describeEachDialect('email verification (development mode)', (dialect) => {
     expect((await verify(resent.verificationToken)).status).toBe(200);
   });
 
+  test('simultaneous resends leave exactly one working verification token', async () => {
+    await t.close();
+    t = await createTestGatehouse(dialect, { env: { NODE_ENV: 'development', RATE_LIMIT_RESEND_VERIFICATION: '100/15m' } });
+    const { cookie } = await register();
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () => t.request('POST', '/api/auth/resend-verification', { json: {}, cookie })),
+    );
+    const tokens: string[] = [];
+    for (const answer of answers) tokens.push((await answer.json()).verificationToken);
+    const statuses = [];
+    for (const token of tokens) statuses.push((await verify(token)).status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(1);
+  });
+
   test('POST /resend-verification answers 401 without a session', async () => {
     const response = await t.request('POST', '/api/auth/resend-verification', { json: {} });
     expect(response.status).toBe(401);

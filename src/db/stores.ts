@@ -17,8 +17,8 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
       users: createUserStore(executor),
       sessions: createSessionStore(executor),
       audit: createAuditStore(executor),
-      verificationTokens: createVerificationTokenStore(executor),
-      resetTokens: createResetTokenStore(executor),
+      verificationTokens: createVerificationTokenStore(executor, dialect),
+      resetTokens: createResetTokenStore(executor, dialect),
       outbox: createOutboxStore(executor, dialect),
       accounts: createAccountStore(executor),
       transaction: (work) =>

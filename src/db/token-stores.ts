@@ -4,9 +4,20 @@ import type { VerificationTokenStore } from '../email-verification/store.js';
 import type { ResetTokenStore } from '../password-reset/store.js';
 import type { Database } from './schema.js';
 
-export function createVerificationTokenStore(db: Kysely<Database>): VerificationTokenStore {
+/**
+ * "Creating a new token invalidates the user's existing tokens" (SPEC §2) is a delete then an
+ * insert. Under PostgreSQL's READ COMMITTED two concurrent creations would each delete only
+ * what was committed before them and both insert: two valid tokens. Locking the user's row first
+ * (the callers run inside a transaction) puts them one after the other. SQLite has one writer.
+ */
+async function lockUserRow(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', userId: string): Promise<void> {
+  if (dialect === 'postgres') await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
+}
+
+export function createVerificationTokenStore(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): VerificationTokenStore {
   return {
     async replaceVerificationToken(token) {
+      await lockUserRow(db, dialect, token.userId);
       await db.deleteFrom('email_verification_tokens').where('user_id', '=', token.userId).execute();
       await db
         .insertInto('email_verification_tokens')
@@ -34,9 +45,10 @@ export function createVerificationTokenStore(db: Kysely<Database>): Verification
   };
 }
 
-export function createResetTokenStore(db: Kysely<Database>): ResetTokenStore {
+export function createResetTokenStore(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): ResetTokenStore {
   return {
     async replaceResetToken(token) {
+      await lockUserRow(db, dialect, token.userId);
       await db.deleteFrom('password_reset_tokens').where('user_id', '=', token.userId).execute();
       await db
         .insertInto('password_reset_tokens')

@@ -9,7 +9,10 @@ export interface VerificationTokenRecord {
 }
 
 export interface VerificationTokenStore {
-  /** Deletes the user's earlier tokens, then stores this one: only the newest link works. */
+  /**
+   * Deletes the user's earlier tokens, then stores this one: only the newest link works.
+   * Call inside a transaction, so concurrent replacements for one user serialise.
+   */
   replaceVerificationToken(token: VerificationTokenRecord): Promise<void>;
   findVerificationToken(id: string): Promise<VerificationTokenRecord | null>;
   /** True only for the one caller that deleted the row: the token is spent exactly once. */
