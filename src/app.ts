@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
+import type { BackgroundTasks } from './background.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
@@ -50,6 +51,7 @@ export interface AppDeps {
   password: PasswordFlowDeps;
   verification: VerificationDeps;
   reset: ResetDeps;
+  background: BackgroundTasks;
   oauth: OAuthFlowDeps;
 }
 
@@ -122,7 +124,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/api/auth', createPasswordRoutes({ flow: deps.password, cookie: deps.cookie, deviceCookie: deps.deviceCookie, devMode }));
   app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie }));
   app.route('/api/auth', createVerificationRoutes({ flow: deps.verification, session: deps.session, cookie: deps.cookie, devMode }));
-  app.route('/api/auth', createResetRoutes({ flow: deps.reset, devMode }));
+  app.route('/api/auth', createResetRoutes({ flow: deps.reset, devMode, background: deps.background }));
   // The pages (DESIGN §7) and their static assets, with their own headers (src/web/routes.ts).
   app.route('/', createWebRoutes({ config: deps.config, session: deps.session, cookie: deps.cookie }));
   app.route('/api/auth', createOAuthRoutes({ flow: deps.oauth, cookie: deps.cookie, loginPageUrl: deps.config.loginPageUrl }));

@@ -5,6 +5,7 @@
 import type { Hono } from 'hono';
 import { parse as parseCookies } from 'hono/utils/cookie';
 import { createApp } from './app.js';
+import { createBackgroundTasks } from './background.js';
 import { systemClock, type Clock } from './clock.js';
 import { ConfigError, type Config } from './config.js';
 import { migrateToLatest, openDatabase, type DatabaseHandle } from './db/connect.js';
@@ -106,6 +107,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const hasher = options.hasher ?? createBcryptHasher({ rounds: config.bcryptRounds, pool: hashPool });
   const random = options.random ?? secureRandom;
   const mailer = options.mailer !== undefined ? options.mailer : chooseMailer(config, logger);
+  const background = createBackgroundTasks(logger);
   const emailPump = createEmailPump({
     outbox: stores.outbox,
     mailer,
@@ -148,6 +150,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       limits,
       clearLoginFailures: (email, now) => loginLock.clearEmail(email, now),
     },
+    background,
     oauth: {
       knownProviders: BUILT_IN_PROVIDERS,
       setup: createOAuthSetup(config, options.providerHTTP),
@@ -176,9 +179,14 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
         session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString() },
       };
     },
-    deliverQueuedEmails: () => emailPump.drain(),
+    // Work still running off a response path may be about to queue an email: let it finish.
+    deliverQueuedEmails: async () => {
+      await background.settle();
+      return emailPump.drain();
+    },
     async close() {
       try {
+        await background.settle();
         await emailPump.stop();
         await mailer?.close?.();
         await hashPool.close();

@@ -145,6 +145,15 @@ describeEachDialect('password reset (not development mode)', (dialect) => {
       const knownText = await known.text();
       expect(knownText).toBe(await unknown.text());
       expect(knownText).not.toMatch(/token/i);
+      // The work follows off the response path: the email and the audit rows arrive after.
+      await t.gatehouse.deliverQueuedEmails();
+      const resetEmails = t.sentEmails.filter((email) => email.subject.includes('Reset'));
+      expect(resetEmails.map((email) => email.to)).toEqual(['known@example.com']);
+      const requested = (await t.gatehouse.stores.audit.listRecentEvents(20)).filter((e) => e.metadata.reason === 'password_reset_requested');
+      expect(requested.map((e) => e.metadata.accountFound).sort()).toEqual([false, true]);
+      // The link in it works.
+      const token = decodeURIComponent(/token=([^\s]+)/.exec(resetEmails[0]!.text)![1]!);
+      expect((await t.request('POST', '/api/auth/password-reset/confirm', { json: { token, password: 'Brand-New-Pass-7' } })).status).toBe(200);
     } finally {
       await t.close();
     }

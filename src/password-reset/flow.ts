@@ -43,16 +43,26 @@ export function resetUrl(baseUrl: string, token: string): string {
   return `${baseUrl}/reset-password?token=${encodeURIComponent(token)}`;
 }
 
-/** The token and link for a known email (dev mode shows them); null for an unknown one. */
+/**
+ * Counts a reset request against its limits: per IP, and per email so nobody can flood one
+ * inbox from many addresses. Counted for unknown emails too: a 429 reveals nothing about accounts.
+ */
+export async function limitPasswordResetRequest(deps: Pick<ResetDeps, 'limits'>, email: string, ctx: RequestContext): Promise<void> {
+  await deps.limits.consume('passwordResetRequest', { ip: ctx.ip }, ctx.now);
+  await deps.limits.consume('passwordResetRequest', { email }, ctx.now);
+}
+
+/**
+ * Creates the token and queues the email for a known email; the token and link come back for
+ * development mode, null for an unknown email. Limits are counted before, by the caller
+ * (`limitPasswordResetRequest`), which outside development mode answers the client first and
+ * runs this off the response path: the answer then takes the same time for every email.
+ */
 export async function requestPasswordReset(
   deps: ResetDeps,
   email: string,
   ctx: RequestContext,
 ): Promise<{ token: string; url: string } | null> {
-  // Per IP, and per email so nobody can flood one inbox from many addresses. Counted for unknown
-  // emails too: a 429 reveals nothing about accounts.
-  await deps.limits.consume('passwordResetRequest', { ip: ctx.ip }, ctx.now);
-  await deps.limits.consume('passwordResetRequest', { email }, ctx.now);
   const user = await deps.stores.users.findUserByEmail(email);
   const { id, secret, token } = createOneTimeToken(deps.random);
   const secretHash = await deps.tokenHasher.hash(secret);

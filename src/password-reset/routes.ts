@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { AppEnv } from '../http/env.js';
 import { readJsonBody } from '../http/json-body.js';
 import { emailSchema, newPasswordSchema } from '../password/rules.js';
-import { confirmPasswordReset, requestPasswordReset, type ResetDeps } from './flow.js';
+import type { BackgroundTasks } from '../background.js';
+import { confirmPasswordReset, limitPasswordResetRequest, requestPasswordReset, type ResetDeps } from './flow.js';
 
 const requestBody = z.object({ email: emailSchema });
 const confirmBody = z.object({ token: z.string().min(1, 'is required').max(512, 'is too long'), password: newPasswordSchema });
@@ -15,17 +16,23 @@ const REQUEST_MESSAGE = 'If an account exists for this email address, we sent it
 export interface ResetRouteDeps {
   flow: ResetDeps;
   devMode: boolean;
+  background: BackgroundTasks;
 }
 
 export function createResetRoutes(deps: ResetRouteDeps): Hono<AppEnv> {
   return new Hono<AppEnv>()
     .post('/password-reset/request', async (c) => {
       const { email } = await readJsonBody(c, requestBody);
-      const link = await requestPasswordReset(deps.flow, email, c.get('requestContext'));
-      return c.json({
-        message: REQUEST_MESSAGE,
-        ...(deps.devMode && link !== null ? { token: link.token, resetUrl: link.url } : {}),
-      });
+      const ctx = c.get('requestContext');
+      await limitPasswordResetRequest(deps.flow, email, ctx);
+      if (!deps.devMode) {
+        // Answer first, the same answer at the same moment for every email; the lookup, the
+        // token, the email and the audit row follow off the response path.
+        deps.background.run('password reset request', () => requestPasswordReset(deps.flow, email, ctx));
+        return c.json({ message: REQUEST_MESSAGE });
+      }
+      const link = await requestPasswordReset(deps.flow, email, ctx);
+      return c.json({ message: REQUEST_MESSAGE, ...(link !== null ? { token: link.token, resetUrl: link.url } : {}) });
     })
     .post('/password-reset/confirm', async (c) => {
       const body = await readJsonBody(c, confirmBody);
