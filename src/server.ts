@@ -5,6 +5,7 @@
  */
 import type { Server } from 'node:http';
 import { serve, type HttpBindings, type Http2Bindings } from '@hono/node-server';
+import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
 import type { Logger } from './logger.js';
@@ -52,7 +53,7 @@ export async function startServer(
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
   const sweep = setInterval(() => {
-    gatehouse.stores.sessions.deleteExpiredSessions(new Date()).catch((error: unknown) => {
+    gatehouse.stores.sessions.deleteExpiredSessions((options.clock ?? systemClock).now()).catch((error: unknown) => {
       logger.warn({ err: error }, 'could not delete expired sessions');
     });
   }, EXPIRED_SESSION_SWEEP_MS);

@@ -1,7 +1,7 @@
 /** The pages over HTTP, in-process: headers, escaping, redirects, and that GET spends no token. */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { PAGE_CONTENT_SECURITY_POLICY, PAGE_PATHS } from '../src/web/routes.js';
-import { escapeHtml } from '../src/web/html.js';
+import { escapeHtml } from '../src/escape-html.js';
 import { STRONG_PASSWORD, cookieFrom, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 const GITHUB_ENV = {

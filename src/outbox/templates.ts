@@ -2,6 +2,7 @@
  * @module The emails Gatehouse queues, as text and HTML. Each names the product (APP_NAME) and
  * its link's lifetime. Everything interpolated into HTML is escaped.
  */
+import { escapeHtml } from '../escape-html.js';
 import type { EmailTemplate } from './outbox.js';
 
 export interface RenderedEmail {
@@ -9,12 +10,6 @@ export interface RenderedEmail {
   subject: string;
   text: string;
   html: string;
-}
-
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] ?? char);
 }
 
 function lifetimeWords(hours: number): string {

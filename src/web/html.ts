@@ -1,25 +1,10 @@
 /**
- * @module HTML building blocks for the pages: one escaping function every interpolation goes
- * through, and the page layout. Pages carry no inline script or style, so the Content-Security-
+ * @module HTML building blocks for the pages: a template in which every interpolation is escaped
+ * (escape-html.ts), and the page layout. Pages carry no inline script or style, so the Content-Security-
  * Policy can forbid both (see headers.ts).
  */
 
-const HTML_ESCAPES: Readonly<Record<string, string>> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-/**
- * Escapes text for element content and for quoted attribute values. Every value that reaches a
- * page from outside (query, user record, config) goes through here.
- * @example escapeHtml('<b title="x">') === '&lt;b title=&quot;x&quot;&gt;'
- */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => HTML_ESCAPES[ch] ?? ch);
-}
+import { escapeHtml } from '../escape-html.js';
 
 /** Markup that is already safe: built only from literals and escaped values. */
 export class SafeHtml {
