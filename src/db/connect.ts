@@ -121,6 +121,11 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query reports the outage (503) instead.
   pool.on('error', () => {});
+  // A checked-out client has no pool listener (pg-pool removes it on checkout), so a connection
+  // lost mid-transaction or mid-query emits 'error' on the client itself, and an unheard 'error'
+  // is an uncaught exception: the process would crash on a network blip. The query in flight
+  // still fails (503), the client is no longer queryable, and the pool discards it on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const kysely = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return {
     kysely,
