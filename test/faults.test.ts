@@ -1,0 +1,165 @@
+/**
+ * Faults (issue #8): what clients see when the database, the cache, the process or the disk
+ * fails, against real servers. Outages of the shared PostgreSQL and Redis are made with a TCP
+ * relay the test cuts (support/tcp-relay.ts), never by stopping them; the disk faults use a tiny
+ * tmpfs mounted for the test (skipped with a message where mounting is not allowed).
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sql } from 'kysely';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { openDatabase } from '../src/db/connect.js';
+import { STRONG_PASSWORD, createTestGatehouse, type TestGatehouse } from './support/harness.js';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { postgresUrl, redisUrl } from './support/services.js';
+import { TcpRelay } from './support/tcp-relay.js';
+
+/** No answer may take longer than this during a fault: a client must never hang on us. */
+const MAX_ANSWER_MS = 5000;
+const NO_LIMITS = {
+  RATE_LIMIT_REGISTER: '999999999/1s',
+  RATE_LIMIT_LOGIN: '999999999/1s',
+};
+/** What an answer must never reveal: driver codes, addresses, stack frames. */
+const INTERNALS = /ECONN|EPIPE|SQLITE|postgres|Connection terminated|127\.0\.0\.1|\bat .+\(|node_modules|\.ts:\d+/i;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`condition not reached within ${timeoutMs} ms`);
+    await sleep(50);
+  }
+  return Date.now() - started;
+}
+
+interface Answer {
+  kind: 'register' | 'login' | 'session';
+  email: string;
+  status: number;
+  startedAt: number;
+  endedAt: number;
+  text: string;
+  retryAfter: string | null;
+}
+
+/** Sends one request and records what came back and when. */
+async function timed(kind: Answer['kind'], email: string, send: () => Promise<Response>): Promise<Answer & { response: Response }> {
+  const startedAt = Date.now();
+  const response = await send();
+  const text = await response.text();
+  return { kind, email, status: response.status, startedAt, endedAt: Date.now(), text, retryAfter: response.headers.get('retry-after'), response };
+}
+
+/** A 503 as DESIGN §4 fixes it: JSON error shape, Retry-After, nothing internal. */
+function expectCleanUnavailable(answer: Pick<Answer, 'status' | 'text' | 'retryAfter' | 'kind' | 'email'>): void {
+  const where = `${answer.kind} ${answer.email}: ${answer.text}`;
+  expect(answer.status, where).toBe(503);
+  const body = JSON.parse(answer.text) as Record<string, unknown>;
+  expect(body.error, where).toBe('service_unavailable');
+  expect(typeof body.message, where).toBe('string');
+  expect(Number(answer.retryAfter), where).toBeGreaterThan(0);
+  expect(answer.text, where).not.toMatch(INTERNALS);
+}
+
+describe.skipIf(postgresUrl === null)('PostgreSQL outage mid-run', () => {
+  const relay = TcpRelay.to(postgresUrl ?? 'postgres://127.0.0.1:5432', 5432);
+  let g: TestGatehouse;
+
+  beforeAll(async () => {
+    await relay.open();
+    g = await createTestGatehouse('postgres', { env: NO_LIMITS, connectVia: relay.urlFor(postgresUrl!) });
+  });
+  afterAll(async () => {
+    await relay.open();
+    await g?.close();
+    await relay.cut();
+  });
+
+  const register = (email: string, ip: string) =>
+    timed('register', email, () => g.request('POST', '/api/auth/register', { json: { email, password: STRONG_PASSWORD }, ip }));
+  const login = (email: string, ip: string) =>
+    timed('login', email, () => g.request('POST', '/api/auth/login', { json: { email, password: STRONG_PASSWORD }, ip }));
+
+  test('cut: every answer is a clean 503 within 5 s and /readyz is 503; restored: full recovery, no half-written user', async () => {
+    const answers: Answer[] = [];
+    let stop = false;
+    let counter = 0;
+    // Clients that register, check their session and log in, over and over.
+    const worker = async (w: number): Promise<void> => {
+      while (!stop) {
+        const email = `pg-${w}-${counter++}@example.com`;
+        const ip = `198.51.100.${w + 1}`;
+        const registered = await register(email, ip);
+        answers.push(registered);
+        if (registered.status !== 201) continue;
+        const cookie = registered.response.headers.getSetCookie()[0]!.split(';')[0]!;
+        answers.push(await timed('session', email, () => g.request('GET', '/api/auth/session', { cookie, ip })));
+        answers.push(await login(email, ip));
+      }
+    };
+    const workers = Array.from({ length: 6 }, (_, w) => worker(w));
+
+    await sleep(500);
+    await relay.cut();
+    const cutAt = Date.now();
+    await sleep(1500);
+    const readyDuringOutage = await timed('session', '/readyz', () => g.request('GET', '/readyz'));
+    const restoredAt = Date.now();
+    await relay.open();
+    const recoveryMs = await waitFor(async () => (await g.request('GET', '/readyz')).status === 200, 10_000);
+    const recoveredAt = Date.now();
+    await sleep(700);
+    stop = true;
+    await Promise.all(workers);
+
+    expect(readyDuringOutage.status).toBe(503);
+    expect(JSON.parse(readyDuringOutage.text)).toMatchObject({ status: 'unavailable', database: 'unreachable' });
+    expect(readyDuringOutage.endedAt - readyDuringOutage.startedAt).toBeLessThan(MAX_ANSWER_MS);
+
+    // Never a 500, never a hang; every refusal is the documented 503.
+    for (const answer of answers) {
+      expect([200, 201, 503], `${answer.kind} ${answer.email}: ${answer.text}`).toContain(answer.status);
+      expect(answer.endedAt - answer.startedAt, `${answer.kind} ${answer.email}`).toBeLessThanOrEqual(MAX_ANSWER_MS);
+      if (answer.status === 503) expectCleanUnavailable(answer);
+    }
+    const before = answers.filter((a) => a.endedAt < cutAt);
+    const during = answers.filter((a) => a.startedAt > cutAt && a.endedAt < restoredAt);
+    const after = answers.filter((a) => a.startedAt > recoveredAt);
+    expect(before.filter((a) => a.status === 201).length).toBeGreaterThan(0);
+    expect(during.length).toBeGreaterThan(10);
+    expect(during.every((a) => a.status === 503)).toBe(true);
+    // Once /readyz says ready, the pool hands out no dead connection: everything works.
+    expect(after.filter((a) => a.kind === 'register').length).toBeGreaterThan(0);
+    expect(after.filter((a) => a.status !== 200 && a.status !== 201).map((a) => `${a.kind} ${a.status} ${a.text}`)).toEqual([]);
+
+    // Every 201 is a complete account that logs in; every 503 is no account or a complete one.
+    const registrations = answers.filter((a) => a.kind === 'register');
+    for (const r of registrations.filter((a) => a.status === 201)) {
+      expect((await login(r.email, '203.0.113.99')).status, r.email).toBe(200);
+    }
+    const db = g.database.kysely;
+    let refusedButComplete = 0;
+    for (const r of registrations.filter((a) => a.status === 503)) {
+      const user = await db.selectFrom('users').select('id').where('email', '=', r.email).executeTakeFirst();
+      if (user === undefined) continue;
+      refusedButComplete++;
+      const token = await db.selectFrom('email_verification_tokens').select('id').where('user_id', '=', user.id).executeTakeFirst();
+      const email = await db.selectFrom('email_outbox').select('id').where('recipient', '=', r.email).executeTakeFirst();
+      expect(token, `verification token of ${r.email}`).toBeDefined();
+      expect(email, `queued email of ${r.email}`).toBeDefined();
+    }
+
+    const duringMs = during.map((a) => a.endedAt - a.startedAt);
+    console.info(
+      `PostgreSQL outage: ${answers.length} answers (${during.length} during the cut, all 503, slowest ${Math.max(...duringMs)} ms); ` +
+        `ready again ${recoveryMs} ms after restore; ${registrations.filter((a) => a.status === 201).length} registrations 201, ` +
+        `${registrations.filter((a) => a.status === 503).length} answered 503 (${refusedButComplete} of them committed completely)`,
+    );
+    expect((await register('pg-after@example.com', '203.0.113.98')).status).toBe(201);
+    expect((await login('pg-after@example.com', '203.0.113.98')).status).toBe(200);
+  });
+});
