@@ -8,8 +8,11 @@ import {
   PostgresDialect,
   PostgresIntrospector,
   SqliteDialect,
+  SqliteDriver,
   sql,
+  type DatabaseConnection,
   type DatabaseIntrospector,
+  type Driver,
   type MigrationResultSet,
   type SqliteDatabase,
   type SqliteStatement,
@@ -87,7 +90,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     // Overwrite deleted and updated-away content with zeros: a purged link must not linger in
     // free pages of the file (DESIGN §5, no usable secret at rest).
     connection.pragma('secure_delete = ON');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+    const kysely = new Kysely<Database>({ dialect: new RollbackTolerantSqliteDialect(connection) });
     return {
       kysely,
       dialect: 'sqlite',
@@ -137,6 +140,34 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     scrubPurgedData: async () => {},
     close: once(() => kysely.destroy()),
   };
+}
+
+/**
+ * On some errors SQLite ends the transaction itself: "SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY,
+ * SQLITE_NOMEM ... might cause the transaction to be rolled back automatically"
+ * (https://www.sqlite.org/lang_transaction.html). Kysely then sends ROLLBACK anyway, which fails
+ * with "cannot rollback - no transaction is active", and that error replaces the real one: a
+ * full disk (503) was answered 500. The rollback is skipped when no transaction is open.
+ */
+class RollbackTolerantSqliteDriver extends SqliteDriver {
+  constructor(private readonly connection: SQLite.Database) {
+    super({ database: withStatementCache(connection) });
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.connection.inTransaction) return;
+    await super.rollbackTransaction(connection);
+  }
+}
+
+class RollbackTolerantSqliteDialect extends SqliteDialect {
+  constructor(private readonly connection: SQLite.Database) {
+    super({ database: withStatementCache(connection) });
+  }
+
+  override createDriver(): Driver {
+    return new RollbackTolerantSqliteDriver(this.connection);
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 200;
