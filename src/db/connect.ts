@@ -81,15 +81,7 @@ export interface OpenDatabaseOptions {
 
 export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): DatabaseHandle {
   if (target.kind === 'sqlite') {
-    if (target.filename !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(target.filename)), { recursive: true });
-    const connection = new SQLite(target.filename);
-    connection.pragma('journal_mode = WAL');
-    connection.pragma('synchronous = NORMAL');
-    connection.pragma('foreign_keys = ON');
-    connection.pragma('busy_timeout = 5000');
-    // Overwrite deleted and updated-away content with zeros: a purged link must not linger in
-    // free pages of the file (DESIGN §5, no usable secret at rest).
-    connection.pragma('secure_delete = ON');
+    const connection = openSqliteFile(target.filename);
     const kysely = new Kysely<Database>({ dialect: new RollbackTolerantSqliteDialect(connection) });
     return {
       kysely,
@@ -140,6 +132,33 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     scrubPurgedData: async () => {},
     close: once(() => kysely.destroy()),
   };
+}
+
+function openSqliteFile(filename: string): SQLite.Database {
+  try {
+    if (filename !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true });
+    const connection = new SQLite(filename);
+    connection.pragma('journal_mode = WAL');
+    connection.pragma('synchronous = NORMAL');
+    connection.pragma('foreign_keys = ON');
+    connection.pragma('busy_timeout = 5000');
+    // Overwrite deleted and updated-away content with zeros: a purged link must not linger in
+    // free pages of the file (DESIGN §5, no usable secret at rest).
+    connection.pragma('secure_delete = ON');
+    return connection;
+  } catch (error) {
+    // SQLite's own message ("unable to open database file") names no file; an operator facing a
+    // read-only or missing folder needs to know which one. The driver's code is kept.
+    const { code, message } = error as { code?: string; message?: string };
+    throw Object.assign(
+      new Error(
+        `cannot open the SQLite database ${path.resolve(filename)}: ${message ?? String(error)}. ` +
+          'Its folder must exist and be writable (WAL mode keeps two more files beside it).',
+        { cause: error },
+      ),
+      { code },
+    );
+  }
 }
 
 /**
