@@ -268,3 +268,166 @@ describe('SIGTERM under load', () => {
     );
   });
 });
+
+/** Mounts a tmpfs of `sizeMb` on a fresh directory; null (with the reason) where not allowed. */
+function mountTinyDisk(sizeMb: number): { dir: string } | { error: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-disk-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeMb}m`, 'tmpfs', dir], { stdio: 'pipe' });
+    return { dir };
+  } catch (error) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    return { error: String((error as { stderr?: Buffer }).stderr ?? error).trim() };
+  }
+}
+
+function unmount(dir: string): void {
+  try {
+    execFileSync('umount', [dir], { stdio: 'pipe' });
+  } catch {
+    // Still busy (a test failed before closing its database): detach it now, freed on close.
+    execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+  }
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
+const probe = mountTinyDisk(1);
+if ('dir' in probe) unmount(probe.dir);
+else console.warn(`Disk fault tests skipped: mounting a tmpfs is not allowed here (${probe.error}). They need root.`);
+
+describe.skipIf(!('dir' in probe))('SQLite on a full or read-only disk', () => {
+  const mounts: string[] = [];
+  const open: TestGatehouse[] = [];
+  afterEach(async () => {
+    for (const g of open.splice(0)) await g.close();
+    for (const dir of mounts.splice(0)) unmount(dir);
+  });
+
+  const tinyDisk = (): string => {
+    const mounted = mountTinyDisk(2);
+    if (!('dir' in mounted)) throw new Error(mounted.error);
+    mounts.push(mounted.dir);
+    return mounted.dir;
+  };
+  const start = async (filename: string): Promise<TestGatehouse> => {
+    const g = await createTestGatehouse('sqlite', { env: NO_LIMITS, overrides: { database: openDatabase({ kind: 'sqlite', filename }) } });
+    open.push(g);
+    return g;
+  };
+  const register = (g: TestGatehouse, email: string) =>
+    timed('register', email, () => g.request('POST', '/api/auth/register', { json: { email, password: STRONG_PASSWORD } }));
+  const login = (g: TestGatehouse, email: string) =>
+    timed('login', email, () => g.request('POST', '/api/auth/login', { json: { email, password: STRONG_PASSWORD } }));
+
+  /** Writes junk until the disk refuses another byte. */
+  const fillDisk = (dir: string): string => {
+    const junk = path.join(dir, 'junk');
+    const fd = fs.openSync(junk, 'w');
+    try {
+      for (const size of [256 * 1024, 4096, 1]) {
+        const chunk = Buffer.alloc(size, 0x61);
+        for (;;) fs.writeSync(fd, chunk);
+      }
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ENOSPC') throw error;
+      // The larger chunks stop first; keep filling with smaller ones.
+      for (const size of [4096, 1]) {
+        try {
+          for (;;) fs.writeSync(fd, Buffer.alloc(size, 0x61));
+        } catch (inner) {
+          if ((inner as { code?: string }).code !== 'ENOSPC') throw inner;
+        }
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
+    return junk;
+  };
+
+  test('disk full: registrations answer 503 (never 500) and reads still work; space freed: it works again and the file is intact', async () => {
+    const dir = tinyDisk();
+    const g = await start(path.join(dir, 'gatehouse.db'));
+    const before = await register(g, 'before-full@example.com');
+    expect(before.status).toBe(201);
+    const cookie = before.response.headers.getSetCookie()[0]!.split(';')[0]!;
+    const junk = fillDisk(dir);
+
+    const answers: Answer[] = [];
+    for (let i = 0; i < 30; i++) answers.push(await register(g, `full-${i}@example.com`));
+    for (const answer of answers) {
+      expect([201, 503], answer.text).toContain(answer.status);
+      if (answer.status === 503) expectCleanUnavailable(answer);
+    }
+    const refused = answers.filter((a) => a.status === 503);
+    expect(refused.length).toBeGreaterThan(0);
+    // Session checks only read: a full disk does not sign anyone out.
+    expect((await g.request('GET', '/api/auth/session', { cookie })).status).toBe(200);
+    const loginWhileFull = await login(g, 'before-full@example.com');
+    expect([200, 503], loginWhileFull.text).toContain(loginWhileFull.status);
+
+    fs.rmSync(junk);
+    expect((await register(g, 'after-full@example.com')).status).toBe(201);
+    expect((await login(g, 'after-full@example.com')).status).toBe(200);
+    for (const a of answers.filter((x) => x.status === 201)) expect((await login(g, a.email)).status, a.email).toBe(200);
+    const db = g.database.kysely;
+    for (const a of refused) {
+      const user = await db.selectFrom('users').select('id').where('email', '=', a.email).executeTakeFirst();
+      if (user === undefined) continue;
+      expect(await db.selectFrom('email_verification_tokens').select('id').where('user_id', '=', user.id).executeTakeFirst()).toBeDefined();
+      expect(await db.selectFrom('email_outbox').select('id').where('recipient', '=', a.email).executeTakeFirst()).toBeDefined();
+    }
+    const { rows } = await sql<{ integrity_check: string }>`pragma integrity_check`.execute(db);
+    expect(rows).toEqual([{ integrity_check: 'ok' }]);
+    console.info(
+      `Disk full: ${refused.length} of ${answers.length} registrations answered 503 (slowest ${Math.max(...answers.map((a) => a.endedAt - a.startedAt))} ms); ` +
+        `login while full: ${loginWhileFull.status}; after freeing space: 201, integrity_check ok`,
+    );
+  });
+
+  // A running instance cannot be put on a read-only disk here: the kernel refuses to remount
+  // read-only a filesystem with files open for writing (EBUSY), and SQLite keeps its database
+  // open read-write. What can happen is a start on a read-only location, after a restore or a
+  // misconfigured volume.
+  test('read-only disk: the server and the migrate command refuse to start with a message naming the database, exit 1, no stack trace', async () => {
+    const dir = tinyDisk();
+    const filename = path.join(dir, 'gatehouse.db');
+    const g = await start(filename);
+    expect((await register(g, 'before-ro@example.com')).status).toBe(201);
+    await open.splice(0)[0]!.close();
+    execFileSync('mount', ['-o', 'remount,ro', dir], { stdio: 'pipe' });
+
+    expect(() => openDatabase({ kind: 'sqlite', filename })).toThrow(expect.objectContaining({ code: 'SQLITE_CANTOPEN', message: expect.stringContaining(filename) }));
+    for (const [command, target] of [['serve', filename], ['serve', path.join(dir, 'fresh.db')], ['migrate', filename]] as const) {
+      const started = Date.now();
+      const result = await runCli([command], {
+        DATABASE_URL: `sqlite:${target}`,
+        JWT_SECRET: 'read-only-test-jwt-secret-that-is-long-enough-01',
+      });
+      const where = `${command} ${target}: ${result.output}`;
+      expect(result.code, where).toBe(1);
+      expect(result.output, where).toMatch(/^Gatehouse cannot start: cannot open the SQLite database /);
+      expect(result.output, where).toContain(target);
+      expect(result.output, where).not.toMatch(/\n\s+at /);
+      expect(Date.now() - started).toBeLessThan(MAX_ANSWER_MS);
+    }
+  });
+});
+
+/** Runs the built CLI to its end. */
+function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [path.resolve('dist/cli.js'), ...args], {
+    cwd: os.tmpdir(),
+    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  return new Promise((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    }),
+  );
+}
