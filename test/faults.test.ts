@@ -177,6 +177,55 @@ describe.skipIf(postgresUrl === null)('PostgreSQL outage mid-run', () => {
   });
 });
 
+// limits-redis.test.ts already covers a cut Redis: the lock keeps counting in memory, /readyz
+// goes degraded and back, one log line each way. Added here: the accounts' own answers (a correct
+// password still gets in) with their latency, and a Redis that stalls instead of going away.
+describe.skipIf(redisUrl === null)('Redis outage: logins keep answering', () => {
+  const relay = TcpRelay.to(redisUrl ?? 'redis://127.0.0.1:6379', 6379);
+  let g: TestGatehouse;
+  beforeAll(async () => {
+    await relay.open();
+    g = await createTestGatehouse('sqlite', {
+      env: { REDIS_URL: relay.urlFor(redisUrl!), REDIS_KEY_PREFIX: `gh-faults-${process.pid}-${Date.now()}` },
+    });
+  });
+  afterAll(async () => {
+    await g?.close();
+    await relay.cut();
+  });
+
+  const readiness = async (): Promise<Record<string, unknown>> => (await g.request('GET', '/readyz')).json() as Promise<Record<string, unknown>>;
+
+  test.each(['cut', 'stall'] as const)('Redis %s: correct logins 200, wrong ones 401, registrations 201, each within 5 s; /readyz degraded, then ready', async (fault) => {
+    const email = `redis-${fault}@example.com`;
+    expect((await g.request('POST', '/api/auth/register', { json: { email, password: STRONG_PASSWORD }, ip: '192.0.2.1' })).status).toBe(201);
+    expect(await readiness()).toMatchObject({ status: 'ready', limiter: 'redis' });
+
+    if (fault === 'cut') await relay.cut();
+    else relay.stall();
+    const answers: Answer[] = [];
+    for (let i = 0; i < 2; i++) {
+      const ip = `192.0.2.${10 + i}`;
+      answers.push(await timed('login', email, () => g.request('POST', '/api/auth/login', { json: { email, password: STRONG_PASSWORD }, ip })));
+      answers.push(await timed('login', email, () => g.request('POST', '/api/auth/login', { json: { email, password: 'Wrong-Password-1' }, ip })));
+      answers.push(await timed('register', `${fault}-${i}@example.com`, () => g.request('POST', '/api/auth/register', { json: { email: `${fault}-${i}@example.com`, password: STRONG_PASSWORD }, ip })));
+    }
+    expect(answers.map((a) => a.status)).toEqual([200, 401, 201, 200, 401, 201]);
+    for (const a of answers) expect(a.endedAt - a.startedAt, `${a.kind} ${a.email}`).toBeLessThanOrEqual(MAX_ANSWER_MS);
+    const degraded = await g.request('GET', '/readyz');
+    expect(degraded.status).toBe(200);
+    expect(await degraded.json()).toEqual({ status: 'degraded', database: 'ok', limiter: 'memory-fallback' });
+
+    if (fault === 'cut') await relay.open();
+    else await relay.unstall();
+    const recoveryMs = await waitFor(async () => (await readiness()).status === 'ready', 8000);
+    console.info(
+      `Redis ${fault}: logins/registrations answered in ${Math.min(...answers.map((a) => a.endedAt - a.startedAt))}–` +
+        `${Math.max(...answers.map((a) => a.endedAt - a.startedAt))} ms; /readyz ready again ${recoveryMs} ms after restore`,
+    );
+  });
+});
+
 describe('SIGTERM under load', () => {
   const dirs: string[] = [];
   const servers: ServerProcess[] = [];

@@ -8,6 +8,7 @@ import net from 'node:net';
 export class TcpRelay {
   readonly #sockets = new Set<net.Socket>();
   #server: net.Server | null = null;
+  #stalled = false;
   /** Fixed after the first `open()`, so a restored relay answers on the same address. */
   port = 0;
 
@@ -32,7 +33,10 @@ export class TcpRelay {
       // One side closing closes the other: the client sees what a dead server would cause.
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
-      client.pipe(upstream).pipe(client);
+      // While stalled, bytes are dropped both ways: a server that stopped answering (a network
+      // partition, a frozen host) rather than one that went away.
+      client.on('data', (chunk: Buffer) => void (this.#stalled || upstream.write(chunk)));
+      upstream.on('data', (chunk: Buffer) => void (this.#stalled || client.write(chunk)));
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
     this.port = (server.address() as net.AddressInfo).port;
@@ -45,6 +49,18 @@ export class TcpRelay {
     this.#server = null;
     for (const socket of this.#sockets) socket.destroy();
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+  }
+
+  /** Connections stay open and new ones are accepted, but nothing gets through either way. */
+  stall(): void {
+    this.#stalled = true;
+  }
+
+  /** Ends a stall: the connections that lived through it are dropped, new ones work again. */
+  async unstall(): Promise<void> {
+    await this.cut();
+    this.#stalled = false;
+    await this.open();
   }
 
   /** Rewrites a service URL so the client goes through this relay. */
