@@ -40,7 +40,13 @@ export async function startServer(
           { status: 503, headers: { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' } },
         );
       }
-      return gatehouse.fetch(request, { remoteAddress: env.incoming.socket.remoteAddress });
+      return gatehouse.fetch(request, { remoteAddress: env.incoming.socket.remoteAddress }).then((response) => {
+        // A request in flight when the drain began: close its connection with this answer.
+        // Otherwise the client's keep-alive connection stays open, idle, and the shutdown waits
+        // for it to time out (about 5 s) before the database can be closed.
+        if (draining) response.headers.set('connection', 'close');
+        return response;
+      });
     },
   }) as Server;
 

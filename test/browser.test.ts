@@ -59,7 +59,9 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     // Stands in for GitHub's authorize page, so a click on "Sign in with GitHub" lands
     // somewhere local; it records what it was asked. No request leaves this machine.
     provider = http.createServer((request, response) => {
-      authorizeRequests.push(new URL(request.url ?? '/', 'http://provider.test'));
+      const url = new URL(request.url ?? '/', 'http://provider.test');
+      // Chromium also asks the stand-in for /favicon.ico, sometimes after the authorize request.
+      if (url.pathname !== '/favicon.ico') authorizeRequests.push(url);
       response.writeHead(200, { 'content-type': 'text/html' });
       response.end('<!doctype html><title>Provider</title><p>stand-in provider</p>');
     });

@@ -11,39 +11,9 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { STRONG_PASSWORD, createTestGatehouse, type TestGatehouse } from './support/harness.js';
 import { redisUrl } from './support/services.js';
+import { TcpRelay } from './support/tcp-relay.js';
 
 const WRONG = 'Wrong-Password-1';
-
-/** A TCP relay in front of Redis that a test can cut and restore: a real outage, no mock. */
-class CuttableRelay {
-  readonly #sockets = new Set<net.Socket>();
-  #server: net.Server | null = null;
-  port = 0;
-
-  constructor(private readonly target: URL) {}
-
-  async open(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect({ host: this.target.hostname, port: Number(this.target.port || 6379) });
-      for (const socket of [client, upstream]) {
-        this.#sockets.add(socket);
-        socket.on('close', () => this.#sockets.delete(socket));
-        socket.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.port = (server.address() as net.AddressInfo).port;
-    this.#server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.#server;
-    this.#server = null;
-    for (const socket of this.#sockets) socket.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
-}
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 8000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -149,7 +119,7 @@ describe.skipIf(redisUrl === null)('limits in Redis', () => {
   });
 
   test('when Redis goes away the limits keep working in memory, /readyz says degraded, one warning is logged; it recovers by itself', async () => {
-    const relay = new CuttableRelay(new URL(redisUrl!));
+    const relay = TcpRelay.to(redisUrl!, 6379);
     await relay.open();
     cleanups.push(() => relay.cut());
     const logs: string[] = [];

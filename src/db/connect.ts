@@ -8,8 +8,11 @@ import {
   PostgresDialect,
   PostgresIntrospector,
   SqliteDialect,
+  SqliteDriver,
   sql,
+  type DatabaseConnection,
   type DatabaseIntrospector,
+  type Driver,
   type MigrationResultSet,
   type SqliteDatabase,
   type SqliteStatement,
@@ -78,16 +81,8 @@ export interface OpenDatabaseOptions {
 
 export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): DatabaseHandle {
   if (target.kind === 'sqlite') {
-    if (target.filename !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(target.filename)), { recursive: true });
-    const connection = new SQLite(target.filename);
-    connection.pragma('journal_mode = WAL');
-    connection.pragma('synchronous = NORMAL');
-    connection.pragma('foreign_keys = ON');
-    connection.pragma('busy_timeout = 5000');
-    // Overwrite deleted and updated-away content with zeros: a purged link must not linger in
-    // free pages of the file (DESIGN §5, no usable secret at rest).
-    connection.pragma('secure_delete = ON');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+    const connection = openSqliteFile(target.filename);
+    const kysely = new Kysely<Database>({ dialect: new RollbackTolerantSqliteDialect(connection) });
     return {
       kysely,
       dialect: 'sqlite',
@@ -121,6 +116,11 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
   // An idle client that loses its server emits 'error' on the pool; without a listener that
   // would crash the process. The next query reports the outage (503) instead.
   pool.on('error', () => {});
+  // A checked-out client has no pool listener (pg-pool removes it on checkout), so a connection
+  // lost mid-transaction or mid-query emits 'error' on the client itself, and an unheard 'error'
+  // is an uncaught exception: the process would crash on a network blip. The query in flight
+  // still fails (503), the client is no longer queryable, and the pool discards it on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const kysely = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return {
     kysely,
@@ -132,6 +132,61 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     scrubPurgedData: async () => {},
     close: once(() => kysely.destroy()),
   };
+}
+
+function openSqliteFile(filename: string): SQLite.Database {
+  try {
+    if (filename !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true });
+    const connection = new SQLite(filename);
+    connection.pragma('journal_mode = WAL');
+    connection.pragma('synchronous = NORMAL');
+    connection.pragma('foreign_keys = ON');
+    connection.pragma('busy_timeout = 5000');
+    // Overwrite deleted and updated-away content with zeros: a purged link must not linger in
+    // free pages of the file (DESIGN §5, no usable secret at rest).
+    connection.pragma('secure_delete = ON');
+    return connection;
+  } catch (error) {
+    // SQLite's own message ("unable to open database file") names no file; an operator facing a
+    // read-only or missing folder needs to know which one. The driver's code is kept.
+    const { code, message } = error as { code?: string; message?: string };
+    throw Object.assign(
+      new Error(
+        `cannot open the SQLite database ${path.resolve(filename)}: ${message ?? String(error)}. ` +
+          'Its folder must exist and be writable (WAL mode keeps two more files beside it).',
+        { cause: error },
+      ),
+      { code },
+    );
+  }
+}
+
+/**
+ * On some errors SQLite ends the transaction itself: "SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY,
+ * SQLITE_NOMEM ... might cause the transaction to be rolled back automatically"
+ * (https://www.sqlite.org/lang_transaction.html). Kysely then sends ROLLBACK anyway, which fails
+ * with "cannot rollback - no transaction is active", and that error replaces the real one: a
+ * full disk (503) was answered 500. The rollback is skipped when no transaction is open.
+ */
+class RollbackTolerantSqliteDriver extends SqliteDriver {
+  constructor(private readonly connection: SQLite.Database) {
+    super({ database: withStatementCache(connection) });
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (!this.connection.inTransaction) return;
+    await super.rollbackTransaction(connection);
+  }
+}
+
+class RollbackTolerantSqliteDialect extends SqliteDialect {
+  constructor(private readonly connection: SQLite.Database) {
+    super({ database: withStatementCache(connection) });
+  }
+
+  override createDriver(): Driver {
+    return new RollbackTolerantSqliteDriver(this.connection);
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 200;

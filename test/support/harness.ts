@@ -24,8 +24,15 @@ export function describeEachDialect(name: string, suite: (dialect: Dialect) => v
   for (const dialect of dialects) describe(`${name} [${dialect}]`, () => suite(dialect));
 }
 
-/** A database of its own: SQLite in memory, or a fresh PostgreSQL schema dropped by `drop`. */
-export async function openTestDatabase(dialect: Dialect): Promise<{ database: DatabaseHandle; drop(): Promise<void> }> {
+/**
+ * A database of its own: SQLite in memory, or a fresh PostgreSQL schema dropped by `drop`.
+ * `connectVia` (PostgreSQL only) is the URL the database handle connects through, e.g. a relay
+ * a fault test can cut; the schema is still created and dropped directly.
+ */
+export async function openTestDatabase(
+  dialect: Dialect,
+  options: { connectVia?: string | undefined } = {},
+): Promise<{ database: DatabaseHandle; drop(): Promise<void> }> {
   if (dialect === 'sqlite') {
     const database = openDatabase({ kind: 'sqlite', filename: ':memory:' });
     return { database, drop: () => database.close() };
@@ -34,7 +41,10 @@ export async function openTestDatabase(dialect: Dialect): Promise<{ database: Da
   const schema = `gh_test_${randomBytes(6).toString('hex')}`;
   const admin = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl, max: 1 }) }) });
   await sql`create schema ${sql.id(schema)}`.execute(admin);
-  const database = openDatabase({ kind: 'postgres', connectionString: postgresUrl }, { postgresSchema: schema, poolSize: 5 });
+  const database = openDatabase(
+    { kind: 'postgres', connectionString: options.connectVia ?? postgresUrl },
+    { postgresSchema: schema, poolSize: 5 },
+  );
   return {
     database,
     async drop() {
@@ -73,7 +83,7 @@ export interface RequestOptions {
 
 export async function createTestGatehouse(
   dialect: Dialect,
-  options: { env?: Record<string, string>; overrides?: GatehouseOptions } = {},
+  options: { env?: Record<string, string>; overrides?: GatehouseOptions; connectVia?: string } = {},
 ): Promise<TestGatehouse> {
   const config = loadConfig({
     JWT_SECRET: TEST_JWT_SECRET,
@@ -83,7 +93,7 @@ export async function createTestGatehouse(
     ...options.env,
   });
   const clock = new MockClock(Date.UTC(2026, 10, 22, 12, 0, 0));
-  const { database, drop } = await openTestDatabase(dialect);
+  const { database, drop } = await openTestDatabase(dialect, { connectVia: options.connectVia });
   const sentEmails: SentEmail[] = [];
   const gatehouse = await createGatehouse(config, {
     clock,

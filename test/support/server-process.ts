@@ -11,6 +11,10 @@ export interface ServerProcess {
   url: string;
   /** Everything the server printed so far. */
   output(): string;
+  /** The process id, for signals a test sends itself. */
+  pid: number;
+  /** Resolves with the exit code (null when a signal killed it) once the process has exited. */
+  exited: Promise<number | null>;
   /** SIGTERM, then waits for the exit. */
   stop(): Promise<void>;
 }
@@ -22,7 +26,7 @@ export async function startServerProcess(options: { env: Record<string, string>;
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
       output += chunk.toString();
@@ -35,6 +39,8 @@ export async function startServerProcess(options: { env: Record<string, string>;
   });
   return {
     url,
+    pid: child.pid!,
+    exited,
     output: () => output,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
