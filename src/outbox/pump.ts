@@ -54,8 +54,12 @@ export function createEmailPump(deps: {
       else start().catch(() => {});
     },
     async drain() {
-      if (running) await running.catch(() => {});
-      return start();
+      // A kick that arrived during a run starts another when it ends; wait for every run, before
+      // and after our own, so nothing claimed by a concurrent run is still being sent on return.
+      while (running) await running.catch(() => {});
+      const report = await start();
+      while (running) await running.catch(() => {});
+      return report;
     },
     async stop() {
       stopped = true;

@@ -60,6 +60,8 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const idle: Worker[] = [];
   const busy = new Map<Worker, Job>();
   let closed = false;
+  // Resolved whenever the last busy thread turns idle, for close().
+  let onAllIdle: (() => void) | null = null;
 
   const dispatch = (): void => {
     while (idle.length > 0 && queue.length > 0) {
@@ -88,6 +90,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
         else job.resolve(reply.result as never);
       }
       dispatch();
+      if (busy.size === 0) onAllIdle?.();
     });
     worker.on('error', (error) => {
       const job = busy.get(worker);
@@ -125,7 +128,11 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
     async close() {
       closed = true;
       for (const job of queue.splice(0)) job.reject(serviceUnavailable('The service is shutting down.'));
-      await Promise.all([...idle, ...busy.keys()].map((worker) => worker.terminate()));
+      // Never terminate a thread inside bcrypt's synchronous hash: the native call then throws
+      // into a dying environment and aborts the whole process. A running hash ends within a
+      // second; wait for it, then stop the idle threads.
+      if (busy.size > 0) await new Promise<void>((resolve) => (onAllIdle = resolve));
+      await Promise.all(idle.map((worker) => worker.terminate()));
     },
   };
 }
