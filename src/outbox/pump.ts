@@ -47,6 +47,10 @@ export function createEmailPump(deps: {
     return running;
   };
 
+  const waitUntilIdle = async (): Promise<void> => {
+    while (running) await running.catch(() => {});
+  };
+
   return {
     kick() {
       if (stopped) return;
@@ -56,15 +60,15 @@ export function createEmailPump(deps: {
     async drain() {
       // A kick that arrived during a run starts another when it ends; wait for every run, before
       // and after our own, so nothing claimed by a concurrent run is still being sent on return.
-      while (running) await running.catch(() => {});
+      await waitUntilIdle();
       const report = await start();
-      while (running) await running.catch(() => {});
+      await waitUntilIdle();
       return report;
     },
     async stop() {
       stopped = true;
       again = false;
-      while (running) await running.catch(() => {});
+      await waitUntilIdle();
     },
   };
 }
