@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test } from 'vitest';
+import { startFakeGitHub, type FakeGitHub } from './support/fake-github.js';
 import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 const ENDPOINTS: Array<{ method: string; path: string }> = [
@@ -165,6 +166,64 @@ describeEachDialect('hostile input', (dialect) => {
         },
       ),
       { numRuns: Math.floor(runs / 2) },
+    );
+  });
+});
+
+describeEachDialect('hostile input on the provider flow', (dialect) => {
+  let t: TestGatehouse;
+  let github: FakeGitHub;
+  beforeAll(async () => {
+    github = await startFakeGitHub();
+    t = await createTestGatehouse(dialect, {
+      env: {
+        GITHUB_CLIENT_ID: github.clientId,
+        GITHUB_CLIENT_SECRET: github.clientSecret,
+        GITHUB_AUTH_URL: github.authUrl,
+        GITHUB_API_URL: github.apiUrl,
+        AUTH_SECRET: 'hostile-input-auth-secret',
+        ENCRYPTION_KEY_BASE64: Buffer.alloc(32, 7).toString('base64'),
+      },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await github.close();
+  });
+
+  const queryValues = fc.oneof(oddStrings, fc.constantFrom('', 'x', '%', '%00', '%E0%A4%A', '//evil.example', 'https://evil.example', '/.//evil.example', '\\\\evil'));
+  const queries = fc.dictionary(fc.constantFrom('code', 'state', 'error', 'error_description', 'return_to', 'error_uri', '__proto__', 'code[]'), queryValues, { maxKeys: 5 });
+
+  /** Every answer is a redirect onto this origin, or the JSON error shape; never a 5xx. */
+  async function expectSafeAnswer(response: Response): Promise<void> {
+    expect(response.status).toBeLessThan(500);
+    if (response.status === 302) {
+      const location = response.headers.get('location')!;
+      expect(new URL(location, 'http://localhost:3000/').origin === 'http://localhost:3000' || location.startsWith(github.authUrl), location).toBe(true);
+      return;
+    }
+    await expectErrorShape(response);
+  }
+
+  test('random callback queries and cookies: a redirect to this origin or an error, never a 5xx or a session', async () => {
+    await fc.assert(
+      fc.asyncProperty(queries, cookies, async (query, cookie) => {
+        const search = new URLSearchParams(query as Record<string, string>).toString();
+        const response = await t.request('GET', `/api/auth/callback/github?${search}`, cookie ? { cookie: cookie.replace('gatehouse_session', 'gatehouse_oauth') } : {});
+        await expectSafeAnswer(response);
+        expect(response.headers.getSetCookie().some((header) => header.startsWith('gatehouse_session='))).toBe(false);
+      }),
+      { numRuns: dialect === 'sqlite' ? 150 : 40 },
+    );
+  });
+
+  test('random return_to values on the start endpoint: the provider, never another host', async () => {
+    await fc.assert(
+      fc.asyncProperty(queryValues, async (returnTo) => {
+        const response = await t.request('GET', `/api/auth/oauth/github?${new URLSearchParams({ return_to: returnTo }).toString()}`);
+        await expectSafeAnswer(response);
+      }),
+      { numRuns: dialect === 'sqlite' ? 100 : 30 },
     );
   });
 });

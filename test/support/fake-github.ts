@@ -48,6 +48,12 @@ export interface FakeGitHub {
   readonly issuedTokens: string[];
   /** Hand out expiring tokens with refresh tokens, like an app with "expiring tokens" on. */
   expiringTokens: boolean;
+  /**
+   * The GitHub user "signed in" in the browser: an authorize request without `login` (a real
+   * browser following Gatehouse's redirect) is approved as this user, as GitHub would after
+   * its consent page.
+   */
+  defaultLogin: string | null;
   setUser(user: FakeGitHubUser): void;
   /** The next request to `path` fails this way, once. */
   failNext(path: FailurePath, failure: FakeFailure): void;
@@ -114,7 +120,7 @@ export async function startFakeGitHub(options: { clientId?: string; clientSecret
         back.searchParams.set('error_description', 'The user has denied your application access.');
         back.searchParams.set('error_uri', 'https://docs.github.com/apps/troubleshooting-authorization-request-errors/#access-denied');
       } else {
-        const login = q.get('login') ?? '';
+        const login = q.get('login') ?? fake.defaultLogin ?? '';
         if (!users.has(login)) return json(response, 400, { message: `no such user ${login}` });
         const code = randomBytes(10).toString('hex');
         codes.set(code, { login, redirectUri, codeChallenge: q.get('code_challenge')!, used: false });
@@ -184,6 +190,7 @@ export async function startFakeGitHub(options: { clientId?: string; clientSecret
     requests,
     issuedTokens,
     expiringTokens: false,
+    defaultLogin: null,
     setUser(user) {
       for (const [login, existing] of users) if (existing.id === user.id) users.delete(login);
       users.set(user.login, user);
