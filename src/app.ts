@@ -16,8 +16,6 @@ import { resolveClientIp } from './http/client-ip.js';
 import type { AppEnv } from './http/env.js';
 import type { DeviceCookieSettings } from './limits/device-cookie.js';
 import type { LimiterStatus } from './limits/limiter-backend.js';
-import type { LoginLock } from './limits/login-lock.js';
-import type { RateLimits } from './limits/rate-limits.js';
 import type { Logger } from './logger.js';
 import type { VerificationDeps } from './email-verification/flow.js';
 import { createVerificationRoutes } from './email-verification/routes.js';
@@ -43,9 +41,6 @@ export interface AppDeps {
   cookie: SessionCookieSettings;
   deviceCookie: DeviceCookieSettings;
   session: SessionDeps;
-  /** Rate limits and the login lock, for every feature's flows (limits/rate-limits.ts). */
-  limits: RateLimits;
-  loginLock: LoginLock;
   /** Which store the limits count in right now, for /readyz. */
   limiterStatus: () => Promise<LimiterStatus>;
   password: PasswordFlowDeps;

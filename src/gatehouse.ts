@@ -2,7 +2,6 @@
  * @module The library face: createGatehouse(config) wires configuration, database, stores and
  * flows into one Web-standard fetch handler. The Node server is a thin shell around it.
  */
-import type { Hono } from 'hono';
 import { parse as parseCookies } from 'hono/utils/cookie';
 import { createApp } from './app.js';
 import { createBackgroundTasks } from './background.js';
@@ -116,9 +115,9 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     maxAttempts: config.mail.maxAttempts,
     afterPurge: () => database.scrubPurgedData(),
   });
-  const verification = { stores, random, baseUrl: config.baseUrl, appName: config.mail.appName, onEmailQueued: emailPump.kick };
+  const verification = { stores, random, baseUrl: config.baseUrl, appName: config.mail.appName, onEmailQueued: emailPump.kick, limits };
 
-  const app: Hono<never> = createApp({
+  const app = createApp({
     config,
     clock,
     logger,
@@ -126,8 +125,6 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     cookie,
     deviceCookie: deviceCookieSettings(config.mode),
     session,
-    limits,
-    loginLock,
     limiterStatus: () => limiterBackend.checkStatus(),
     password: {
       stores,
@@ -138,7 +135,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       loginLock,
       device: { key: createDeviceTokenKey(config.jwtSecret), random },
     },
-    verification: { ...verification, limits },
+    verification,
     reset: {
       stores,
       random,
@@ -161,7 +158,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       stores,
       session,
     },
-  }) as unknown as Hono<never>;
+  });
 
   return {
     config,

@@ -21,7 +21,7 @@ export interface PasswordFlowDeps {
   stores: Stores;
   hasher: PasswordHasher;
   session: SessionDeps;
-  verification: Omit<VerificationDeps, 'stores' | 'limits'>;
+  verification: Omit<VerificationDeps, 'stores'>;
   limits: RateLimits;
   loginLock: LoginLock;
   /** Signs and checks device tokens (limits/device-token.ts). */
