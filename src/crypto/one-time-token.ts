@@ -4,7 +4,6 @@
  * outstanding — never a scan of every hash. `secret` is 32 random bytes (SPEC §2); only a hash of
  * it is stored. Both are base64url without padding, so the token is safe in a URL.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { randomBase64url, type RandomReader } from '../random.js';
 
 const ID_BYTES = 16;
@@ -29,15 +28,4 @@ export function createOneTimeToken(random: RandomReader): OneTimeToken {
 export function parseOneTimeToken(token: string): { id: string; secret: string } | null {
   const match = TOKEN_PATTERN.exec(token);
   return match?.[1] && match[2] ? { id: match[1], secret: match[2] } : null;
-}
-
-export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
-}
-
-/** Constant-time comparison of two hex digests of equal length. */
-export function hexDigestsEqual(a: string, b: string): boolean {
-  const left = Buffer.from(a, 'hex');
-  const right = Buffer.from(b, 'hex');
-  return left.length === right.length && left.length > 0 && timingSafeEqual(left, right);
 }

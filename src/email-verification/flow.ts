@@ -7,7 +7,8 @@
  *                           └── 24 h pass ──► expired (refused; row replaced on the next resend)
  */
 import { recordAudit } from '../audit/record.js';
-import { createOneTimeToken, hexDigestsEqual, parseOneTimeToken, sha256Hex } from '../crypto/one-time-token.js';
+import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
+import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
 import { badRequest, notFound } from '../errors.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderVerificationEmail } from '../outbox/templates.js';

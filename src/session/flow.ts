@@ -3,7 +3,8 @@
  * its row exists, is unexpired and holds the SHA-256 of that very token — so logout, password
  * reset and account takeover defences revoke it immediately.
  */
-import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import type { User } from '../users/user.js';
 import type { SessionStore } from './store.js';
 import type { SessionTokenCodec } from './token.js';
@@ -25,9 +26,6 @@ export interface ValidSession {
   session: { id: string; expiresAt: Date };
 }
 
-export function hashSessionToken(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
-}
 
 export async function issueSession(
   deps: SessionDeps,
@@ -39,7 +37,7 @@ export async function issueSession(
   const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expiresAt = new Date(issuedAt.getTime() + deps.sessionExpiresInSeconds * 1000);
   const token = deps.tokens.sign({ userId, sessionId: id, issuedAt, expiresAt });
-  await deps.sessions.createSession({ id, userId, tokenHash: hashSessionToken(token), expiresAt, createdAt: now });
+  await deps.sessions.createSession({ id, userId, tokenHash: sha256Hex(token), expiresAt, createdAt: now });
   return { id, token, expiresAt };
 }
 
@@ -53,9 +51,7 @@ export async function validateSessionToken(
   const found = await deps.sessions.findSessionWithUser(claims.sessionId);
   if (found === null) return null;
   const { session, user } = found;
-  const presented = Buffer.from(hashSessionToken(token), 'hex');
-  const stored = Buffer.from(session.tokenHash, 'hex');
-  if (presented.length !== stored.length || !timingSafeEqual(presented, stored)) return null;
+  if (!hexDigestsEqual(sha256Hex(token), session.tokenHash)) return null;
   if (session.userId !== claims.userId || session.expiresAt.getTime() <= now.getTime()) return null;
   return { user, session: { id: session.id, expiresAt: session.expiresAt } };
 }
