@@ -7,7 +7,8 @@
  * elsewhere does not stop it, and its own failures are counted and locked by its nonce alone.
  * The token proves only "this browser once knew the password"; it never signs anyone in.
  */
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { hkdfSync } from 'node:crypto';
+import { hasValidSignature, signPayload } from '../crypto/mac.js';
 import { randomBase64url, type RandomReader } from '../random.js';
 
 export interface DeviceToken {
@@ -27,13 +28,9 @@ export function createDeviceTokenKey(jwtSecret: string): Uint8Array {
   return new Uint8Array(hkdfSync('sha256', jwtSecret, '', 'gatehouse device cookie v1', 32));
 }
 
-function mac(key: Uint8Array, payload: string): Buffer {
-  return createHmac('sha256', key).update(payload, 'utf8').digest();
-}
-
 export function issueDeviceToken(key: Uint8Array, email: string, random: RandomReader): string {
   const payload = `${VERSION}.${Buffer.from(email, 'utf8').toString('base64url')}.${randomBase64url(random, NONCE_BYTES)}`;
-  return `${payload}.${mac(key, payload).toString('base64url')}`;
+  return `${payload}.${signPayload(key, payload)}`;
 }
 
 /** The token's email and nonce when its MAC verifies; null for anything else. */
@@ -41,9 +38,7 @@ export function readDeviceToken(key: Uint8Array, value: string): DeviceToken | n
   const parts = value.split('.');
   if (parts.length !== 4 || parts[0] !== VERSION) return null;
   const [, encodedEmail, nonce, presentedMac] = parts as [string, string, string, string];
-  const expected = mac(key, `${VERSION}.${encodedEmail}.${nonce}`);
-  const presented = Buffer.from(presentedMac, 'base64url');
-  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return null;
+  if (!hasValidSignature(key, `${VERSION}.${encodedEmail}.${nonce}`, presentedMac)) return null;
   if (!/^[A-Za-z0-9_-]{22}$/.test(nonce)) return null;
   return { email: Buffer.from(encodedEmail, 'base64url').toString('utf8'), nonce };
 }

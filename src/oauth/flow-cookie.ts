@@ -9,7 +9,7 @@
  * runs the flow, and the verifier is worthless without the one-time code the provider sends to
  * our callback (RFC 7636 §1 threat model).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { hasValidSignature, signPayload } from '../crypto/mac.js';
 import { z } from 'zod';
 
 /** SPEC §3 and §8: the flow must be completed within 10 minutes. */
@@ -36,16 +36,13 @@ const payloadSchema = z.object({
   e: z.number().int().positive(),
 });
 
-function mac(secret: string, payload: string): Buffer {
-  return createHmac('sha256', secret).update(MAC_CONTEXT).update(payload).digest();
-}
 
 export function sealPendingSignIn(secret: string, pending: PendingSignIn): string {
   const payload = Buffer.from(
     JSON.stringify({ p: pending.provider, s: pending.state, c: pending.codeVerifier, r: pending.returnTo, e: pending.expiresAt.getTime() }),
     'utf8',
   ).toString('base64url');
-  return `${payload}.${mac(secret, payload).toString('base64url')}`;
+  return `${payload}.${signPayload(secret, MAC_CONTEXT + payload)}`;
 }
 
 export function openPendingSignIn(
@@ -56,9 +53,7 @@ export function openPendingSignIn(
   if (value === undefined || value === '') return { ok: false, problem: 'missing' };
   const [payload, signature, extra] = value.split('.');
   if (payload === undefined || signature === undefined || extra !== undefined) return { ok: false, problem: 'malformed' };
-  const expected = mac(secret, payload);
-  const presented = Buffer.from(signature, 'base64url');
-  if (presented.length !== expected.length || !timingSafeEqual(presented, expected)) return { ok: false, problem: 'bad_signature' };
+  if (!hasValidSignature(secret, MAC_CONTEXT + payload, signature)) return { ok: false, problem: 'bad_signature' };
   let parsed: z.infer<typeof payloadSchema>;
   try {
     parsed = payloadSchema.parse(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')));

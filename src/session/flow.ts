@@ -26,7 +26,6 @@ export interface ValidSession {
   session: { id: string; expiresAt: Date };
 }
 
-
 export async function issueSession(
   deps: SessionDeps,
   userId: string,
