@@ -14,6 +14,7 @@ import { isDatabaseUnavailable } from './db/errors.js';
 import { AppError } from './errors.js';
 import { resolveClientIp } from './http/client-ip.js';
 import type { AppEnv } from './http/env.js';
+import { securityHeaders } from './http/security-headers.js';
 import type { DeviceCookieSettings } from './limits/device-cookie.js';
 import type { LimiterStatus } from './limits/limiter-backend.js';
 import type { Logger } from './logger.js';
@@ -73,20 +74,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     await next();
   });
 
-  // Fixed headers for every API answer, computed once and set before the handler runs (Hono
-  // then builds each Response with them in one go, instead of editing its headers afterwards).
-  const apiHeaders = Object.entries({
-    'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
-    'Referrer-Policy': 'no-referrer',
-    'X-Content-Type-Options': 'nosniff',
-    'X-Frame-Options': 'DENY',
-    'Cross-Origin-Resource-Policy': 'same-origin',
-    'Cross-Origin-Opener-Policy': 'same-origin',
-    // Answers about who is signed in must never be cached by a browser or a proxy.
-    'Cache-Control': 'no-store',
-    // HSTS only where the service is served over HTTPS; on plain-HTTP development setups it
-    // would pin browsers to an HTTPS that does not exist.
-    ...(deps.config.mode === 'production' ? { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains' } : {}),
+  // Set before the handler runs: Hono then builds each Response with them in one go, instead
+  // of editing its headers afterwards.
+  const apiHeaders = securityHeaders({
+    contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
+    production: deps.config.mode === 'production',
   });
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,

@@ -9,6 +9,7 @@ import { Hono, type Context } from 'hono';
 import type { Config } from '../config.js';
 import type { AppEnv } from '../http/env.js';
 import { resolveReturnTo } from '../http/return-to.js';
+import { securityHeaders } from '../http/security-headers.js';
 import type { SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { readValidSession } from '../session/read-session.js';
@@ -67,22 +68,9 @@ function loadAsset(name: string, contentType: string): { body: string; etag: str
   return { body, etag, contentType };
 }
 
-function setPageHeaders(c: Context<AppEnv>, production: boolean): void {
-  c.header('Content-Security-Policy', PAGE_CONTENT_SECURITY_POLICY);
-  // Reset and verification tokens sit in page URLs: no Referer may carry them elsewhere.
-  c.header('Referrer-Policy', 'no-referrer');
-  c.header('X-Content-Type-Options', 'nosniff');
-  c.header('X-Frame-Options', 'DENY');
-  c.header('Cross-Origin-Opener-Policy', 'same-origin');
-  c.header('Cross-Origin-Resource-Policy', 'same-origin');
-  // Pages hold tokens or who is signed in: neither a browser cache nor a proxy may keep them.
-  c.header('Cache-Control', 'no-store');
-  if (production) c.header('Strict-Transport-Security', 'max-age=31536000; includeSubDomains');
-}
-
 export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   const ctx: PageContext = { devMode: deps.config.mode === 'development' };
-  const production = deps.config.mode === 'production';
+  const pageHeaders = securityHeaders({ contentSecurityPolicy: PAGE_CONTENT_SECURITY_POLICY, production: deps.config.mode === 'production' });
   const githubEnabled = deps.config.oauthProblems.length === 0;
   const assets = {
     '/assets/app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
@@ -99,8 +87,8 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   for (const path of PAGE_PATHS) {
     app.use(path, async (c, next) => {
+      for (const [name, value] of pageHeaders) c.header(name, value);
       await next();
-      setPageHeaders(c, production);
     });
   }
 
