@@ -6,7 +6,7 @@ import { createStores, type Stores } from '../src/db/stores.js';
 import { backoffMs, deliverDueEmails } from '../src/outbox/dispatcher.js';
 import { createConsoleMailer } from '../src/outbox/console-mailer.js';
 import type { Mailer } from '../src/outbox/outbox.js';
-import { describeEachDialect, openTestDatabase } from './support/harness.js';
+import { createTestGatehouse, describeEachDialect, openTestDatabase } from './support/harness.js';
 
 describeEachDialect('email outbox', (dialect) => {
   let stores: Stores;
@@ -102,4 +102,42 @@ test('templates escape everything they put into HTML and name the product and li
   const verify = renderVerificationEmail({ appName: 'Acme', url: 'https://a/verify-email?token=t', lifetimeHours: 24 });
   expect(verify.text).toMatch(/expires in 24 hours\./);
   expect(verify.subject).toContain('Acme');
+});
+
+describeEachDialect('which sender the server uses', (dialect) => {
+  async function startWith(env: Record<string, string>) {
+    const { Writable } = await import('node:stream');
+    const { createLogger } = await import('../src/logger.js');
+    let logs = '';
+    const logger = createLogger({ level: 'info', destination: new Writable({ write: (chunk, _e, done) => ((logs += chunk.toString()), done()) }) });
+    // No mailer override: the configuration decides, as in `npm start`.
+    const t = await createTestGatehouse(dialect, { env, overrides: { mailer: undefined, logger } });
+    return { t, logs: () => logs };
+  }
+
+  test('production without SMTP_URL: emails stay queued, and the start says so once', async () => {
+    const { t, logs } = await startWith({ NODE_ENV: 'production' });
+    try {
+      await t.request('POST', '/api/auth/register', { json: { email: 'queued@example.com', password: 'Correct-Horse-9' } });
+      await t.request('POST', '/api/auth/register', { json: { email: 'queued2@example.com', password: 'Correct-Horse-9' } });
+      const report = await t.gatehouse.deliverQueuedEmails();
+      expect(report.sent).toBe(0);
+      const rows = await t.gatehouse.stores.outbox.listEmails(10);
+      expect(rows.map((row) => row.status)).toEqual(['queued', 'queued']);
+      expect(logs().match(/No email sender is configured/g)).toHaveLength(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('MAIL_DELIVERY=worker: the server only queues, even with SMTP_URL set', async () => {
+    const { t } = await startWith({ SMTP_URL: 'smtp://127.0.0.1:9', MAIL_DELIVERY: 'worker' });
+    try {
+      await t.request('POST', '/api/auth/register', { json: { email: 'worker@example.com', password: 'Correct-Horse-9' } });
+      await t.gatehouse.deliverQueuedEmails();
+      expect((await t.gatehouse.stores.outbox.listEmails(1))[0]).toMatchObject({ status: 'queued', attempts: 0 });
+    } finally {
+      await t.close();
+    }
+  });
 });
