@@ -13,9 +13,10 @@
  * are added, so a failure is remembered for at least one and at most two durations: spreading
  * guesses across a window boundary does not reset the count.
  *
- * A lock is stored as the instant it ends (seconds since LOCK_EPOCH, which fits the stores'
- * 32-bit counters until 2088), compared with the injected clock; the store's own expiry only
- * collects it afterwards. So a lock ends exactly when the clock says, in every store.
+ * A lock is stored as the instant it ends, in whole seconds since LOCK_EPOCH (which fits the
+ * stores' 32-bit counters until 2088), rounded down, and compared with the injected clock; the
+ * store's own expiry only collects it afterwards. So a lock ends when the clock says, within a
+ * second and never later, in every store.
  */
 import { fixedWindowAt, secondsUntil } from './fixed-window.js';
 import type { LimiterBackend } from './limiter-backend.js';
