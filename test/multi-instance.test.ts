@@ -3,22 +3,20 @@
  * one Redis — and, without Redis, in PostgreSQL: failed logins spread over both instances lock
  * the account at the 5th. Skipped with a message when PostgreSQL (or Redis) does not answer.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { postgresUrl, redisUrl } from './support/services.js';
 
-const CLI = path.resolve('dist/cli.js');
 const WRONG = 'Wrong-Password-1';
 const PASSWORD = 'Correct-Horse-9';
 
-const children: ChildProcess[] = [];
+const servers: ServerProcess[] = [];
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
-  for (const child of children.splice(0)) child.kill('SIGKILL');
+  await Promise.all(servers.splice(0).map((server) => server.stop()));
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
 
@@ -35,23 +33,10 @@ async function throwawaySchemaUrl(): Promise<string> {
   return url.toString();
 }
 
-function serve(env: Record<string, string>): Promise<string> {
-  const child = spawn(process.execPath, [CLI, 'serve'], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', BCRYPT_ROUNDS: '4', JWT_SECRET: 'm'.repeat(40), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  return new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer): void => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
-      if (match?.[1]) resolve(match[1]);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', () => reject(new Error(`exited before listening:\n${output}`)));
-  });
+async function serve(env: Record<string, string>): Promise<string> {
+  const server = await startServerProcess({ cwd: process.cwd(), env: { BCRYPT_ROUNDS: '4', JWT_SECRET: 'm'.repeat(40), ...env } });
+  servers.push(server);
+  return server.url;
 }
 
 const post = (url: string, path: string, body: unknown): Promise<Response> =>
