@@ -14,6 +14,7 @@ import { isDatabaseUnavailable } from './db/errors.js';
 import { AppError } from './errors.js';
 import { resolveClientIp } from './http/client-ip.js';
 import type { AppEnv } from './http/env.js';
+import { MAX_BODY_BYTES, payloadTooLarge } from './http/json-body.js';
 import { securityHeaders } from './http/security-headers.js';
 import type { DeviceCookieSettings } from './limits/device-cookie.js';
 import type { LimiterStatus } from './limits/limiter-backend.js';
@@ -31,7 +32,6 @@ import type { SessionDeps } from './session/flow.js';
 import { createSessionRoutes } from './session/routes.js';
 import { createWebRoutes } from './web/routes.js';
 
-export const MAX_BODY_BYTES = 16 * 1024;
 const MAX_USER_AGENT_CHARS = 512;
 
 export interface AppDeps {
@@ -83,14 +83,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: () => {
-      throw new AppError('payload_too_large', 413, `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+      throw payloadTooLarge();
     },
   });
   app.use('/api/*', async (c, next) => {
     for (const [name, value] of apiHeaders) c.header(name, value);
     // GET and HEAD carry no body. Skipping the check for them matters: reading `body` makes the
-    // Node adapter build a full WHATWG Request, the largest cost of a session check.
-    if (c.req.method === 'GET' || c.req.method === 'HEAD') return next();
+    // Node adapter build a full WHATWG Request, the largest cost of a session check. A host that
+    // reads bodies itself (ConnectionInfo.readBody) gets the limit applied there, when a route
+    // reads the body (http/json-body.ts).
+    if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.env?.readBody !== undefined) return next();
     return limitBody(c, next);
   });
 

@@ -9,6 +9,7 @@ import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
 import type { Logger } from './logger.js';
+import { readNodeBody } from './node-body.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 const EXPIRED_SESSION_SWEEP_MS = 60 * 60 * 1000;
@@ -40,7 +41,9 @@ export async function startServer(
           { status: 503, headers: { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' } },
         );
       }
-      return gatehouse.fetch(request, { remoteAddress: env.incoming.socket.remoteAddress }).then((response) => {
+      const { incoming } = env;
+      const info = { remoteAddress: incoming.socket.remoteAddress, readBody: (maxBytes: number) => readNodeBody(incoming, maxBytes) };
+      return gatehouse.fetch(request, info).then((response) => {
         // A request in flight when the drain began: close its connection with this answer.
         // Otherwise the client's keep-alive connection stays open, idle, and the shutdown waits
         // for it to time out (about 5 s) before the database can be closed.

@@ -1,11 +1,19 @@
 /**
  * @module Reads a JSON request body and validates it with zod, turning every way it can be wrong
  * into the JSON error shape: 415 not JSON, 400 malformed JSON, 400 validation_error with issues.
- * (413 for an over-long body is the bodyLimit middleware's job, before this runs.)
+ * An over-long body is 413: here when the host reads the body (ConnectionInfo.readBody), else in
+ * the bodyLimit middleware (app.ts), before this runs.
  */
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { AppError, validationError, type ValidationIssue } from '../errors.js';
+import type { AppEnv } from './env.js';
+
+export const MAX_BODY_BYTES = 16 * 1024;
+
+export function payloadTooLarge(): AppError {
+  return new AppError('payload_too_large', 413, `The request body must be at most ${MAX_BODY_BYTES} bytes.`);
+}
 
 export function isJsonContentType(contentType: string | undefined): boolean {
   if (contentType === undefined) return false;
@@ -20,11 +28,19 @@ export function toValidationIssues(error: z.ZodError): ValidationIssue[] {
   }));
 }
 
-export async function readJsonBody<S extends z.ZodType>(c: Context, schema: S): Promise<z.output<S>> {
+async function readBodyText(c: Context<AppEnv>): Promise<string> {
+  const readBody = c.env?.readBody;
+  if (readBody === undefined) return c.req.text();
+  const text = await readBody(MAX_BODY_BYTES);
+  if (text === null) throw payloadTooLarge();
+  return text;
+}
+
+export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
   if (!isJsonContentType(c.req.header('content-type'))) {
     throw new AppError('unsupported_media_type', 415, 'Send the request body as JSON with Content-Type: application/json.');
   }
-  const text = await c.req.text();
+  const text = await readBodyText(c);
   let body: unknown;
   try {
     body = JSON.parse(text);

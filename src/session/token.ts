@@ -7,6 +7,12 @@
  * which Node runs on the libuv thread pool — every session check would wait for a pool thread,
  * behind password hashes under load. fast-jwt uses node:crypto's synchronous HMAC (a few
  * microseconds), so a session check needs no thread-pool round trip (README, Performance).
+ *
+ * A session cookie is checked on every request of the application behind Gatehouse, so the
+ * verifier remembers, for a bounded number of recent tokens, that their signature and claims were
+ * good (fast-jwt's LRU cache, keyed by a SHA-256 of the token). What it remembers is only that: a
+ * property of the token's bytes under our key. Expiry is still checked below on every call against
+ * the injected clock, and the session row is still read every time, so revocation stays immediate.
  */
 import { createSigner, createVerifier } from 'fast-jwt';
 
@@ -24,6 +30,14 @@ export interface SessionTokenCodec {
 }
 
 const MAX_TOKEN_LENGTH = 2048;
+/**
+ * Three base64url segments, the first a JSON object (`{"` encodes as `eyJ`): anything else is
+ * refused before the verifier, which builds an error with a stack trace for each bad token.
+ */
+const COMPACT_JWT = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+/** Recently verified tokens (accepted or refused) remembered; a few hundred bytes each. */
+const VERIFIED_TOKEN_CACHE_SIZE = 4096;
+const VERIFIED_TOKEN_CACHE_TTL_MS = 10 * 60 * 1000;
 
 export function createSessionTokenCodec(secret: string): SessionTokenCodec {
   // iat and exp are given explicitly from the injected clock; fast-jwt keeps a provided iat.
@@ -35,7 +49,11 @@ export function createSessionTokenCodec(secret: string): SessionTokenCodec {
     ignoreExpiration: true,
     ignoreNotBefore: true,
     requiredClaims: ['sub', 'sid', 'iat', 'exp'],
-    cache: false,
+    cache: VERIFIED_TOKEN_CACHE_SIZE,
+    cacheTTL: VERIFIED_TOKEN_CACHE_TTL_MS,
+    // A refusal is as much a property of the token's bytes as an acceptance (expiry is not
+    // checked by the verifier), so a bad cookie sent again is refused from the cache too.
+    errorCacheTTL: VERIFIED_TOKEN_CACHE_TTL_MS,
   });
 
   return {
@@ -49,7 +67,7 @@ export function createSessionTokenCodec(secret: string): SessionTokenCodec {
     },
 
     verify(token, now) {
-      if (token.length > MAX_TOKEN_LENGTH) return null;
+      if (token.length > MAX_TOKEN_LENGTH || !COMPACT_JWT.test(token)) return null;
       let payload: Record<string, unknown>;
       try {
         payload = verifier(token) as Record<string, unknown>;

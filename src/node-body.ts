@@ -1,0 +1,61 @@
+/**
+ * @module Reads a request body straight from Node's request stream, for the Node server shell.
+ *
+ * Through the WHATWG Request, a body costs a full Request object, a web ReadableStream bridged
+ * from the Node stream, and a stream read: measured, that was most of the cost of a refusal with
+ * a body (400, 429) and the main source of garbage under load (README, Performance). The core
+ * never sees this module: it receives `readBody` as an optional host capability (http/env.ts).
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Http2ServerRequest } from 'node:http2';
+import { AppError } from './errors.js';
+
+const UTF8_BOM = 0xfeff;
+
+/**
+ * The whole body as UTF-8 text (a leading byte-order mark dropped, as Request.text() does), or
+ * null as soon as it is known to be longer than `maxBytes`: from Content-Length before reading
+ * anything, or while reading a body sent without one. The rest of an over-long body is left
+ * unread; the Node adapter drains or closes the connection after the answer.
+ */
+export function readNodeBody(incoming: IncomingMessage | Http2ServerRequest, maxBytes: number): Promise<string | null> {
+  const declared = Number(incoming.headers['content-length']);
+  if (declared > maxBytes) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stop = (): void => {
+      incoming.off('data', onData);
+      incoming.off('end', onEnd);
+      incoming.off('error', onFailure);
+      incoming.off('close', onClose);
+    };
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        stop();
+        resolve(null);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      stop();
+      const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
+      resolve(text.charCodeAt(0) === UTF8_BOM ? text.slice(1) : text);
+    };
+    // The client went away or the stream broke mid-body: a client error, not ours (no 500, no
+    // error log line for a dropped connection).
+    const onFailure = (): void => {
+      stop();
+      reject(new AppError('validation_error', 400, 'The request body could not be read.'));
+    };
+    const onClose = (): void => {
+      if (!incoming.readableEnded) onFailure();
+    };
+    incoming.on('data', onData);
+    incoming.on('end', onEnd);
+    incoming.on('error', onFailure);
+    incoming.on('close', onClose);
+  });
+}
