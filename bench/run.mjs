@@ -13,6 +13,8 @@ import { answers, CLI, procStatusMB, root, sleep, startServer } from './lib.mjs'
 const PASSWORD = 'Bench-Password-1';
 const quick = process.argv.includes('--quick');
 const SECONDS = quick ? 3 : 8;
+/** Untimed load before each throughput figure of cheap requests (bench/load.mjs says why). */
+const WARMUP = quick ? 1 : 2;
 
 if (!fs.existsSync(CLI)) {
   console.error('dist/cli.js is missing: run npm run build first.');
@@ -70,7 +72,7 @@ async function measure(label, env, backend) {
     figures.loginRps = login.statuses['2xx'] / SECONDS;
 
     console.error(`[${label}] session checks alone`);
-    const session = await load({ url, path: '/api/auth/session', headers: { cookie }, connections: 32, duration: SECONDS });
+    const session = await load({ url, path: '/api/auth/session', headers: { cookie }, connections: 32, duration: SECONDS, warmup: WARMUP });
     figures.session = { rps: session.statuses['2xx'] / SECONDS, p50: session.p50, p99: session.p99 };
 
     console.error(`[${label}] session checks while logins saturate the CPU`);
@@ -81,9 +83,9 @@ async function measure(label, env, backend) {
     figures.sessionUnderLogin = { rps: underLoad.statuses['2xx'] / SECONDS, p50: underLoad.p50, p99: underLoad.p99, loginRps: backgroundLogin.statuses['2xx'] / (SECONDS + 3) };
 
     console.error(`[${label}] refusals`);
-    const bad400 = await load({ url, method: 'POST', path: '/api/auth/login', body: { email: 'not-an-email' }, headers: { 'content-type': 'application/json' }, connections: 32, duration: Math.min(SECONDS, 5) });
-    const bad401 = await load({ url, path: '/api/auth/session', headers: { cookie: 'gatehouse_session=not.a.jwt' }, connections: 32, duration: Math.min(SECONDS, 5) });
-    const bad429 = await load({ url, method: 'POST', path: '/api/auth/verify-email', body: { token: 'x' }, headers: { 'content-type': 'application/json' }, connections: 32, duration: Math.min(SECONDS, 5) });
+    const bad400 = await load({ url, method: 'POST', path: '/api/auth/login', body: { email: 'not-an-email' }, headers: { 'content-type': 'application/json' }, connections: 32, duration: Math.min(SECONDS, 5), warmup: WARMUP });
+    const bad401 = await load({ url, path: '/api/auth/session', headers: { cookie: 'gatehouse_session=not.a.jwt' }, connections: 32, duration: Math.min(SECONDS, 5), warmup: WARMUP });
+    const bad429 = await load({ url, method: 'POST', path: '/api/auth/verify-email', body: { token: 'x' }, headers: { 'content-type': 'application/json' }, connections: 32, duration: Math.min(SECONDS, 5), warmup: WARMUP });
     figures.refusals = {
       r400: bad400.statuses['4xx'] / Math.min(SECONDS, 5),
       r401: bad401.statuses['4xx'] / Math.min(SECONDS, 5),

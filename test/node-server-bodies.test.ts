@@ -1,0 +1,153 @@
+/**
+ * Request bodies through the Node server shell, which reads them from Node's request stream
+ * instead of through a WHATWG Request (src/node-body.ts): the same answers as the library face
+ * for every way a body can arrive — with a Content-Length or chunked, too long, cut off, with a
+ * byte-order mark — over real HTTP against the built server.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startServerProcess, type ServerProcess } from './support/server-process.js';
+
+const PASSWORD = 'Correct-Horse-9';
+const LIMIT = 16 * 1024;
+
+interface RawAnswer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/**
+ * Sends `chunks` one write at a time, 20 ms apart so that each reaches the server as its own
+ * read; without a content-length header Node sends them chunked.
+ */
+function send(url: string, pathname: string, chunks: (string | Buffer)[], headers: Record<string, string | number> = {}): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(new URL(pathname, url), { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (response) => {
+      let text = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }));
+    });
+    // The server may answer 413 and close before an over-long body is fully written.
+    request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
+    const writeFrom = (index: number): void => {
+      if (index === chunks.length) {
+        request.end();
+        return;
+      }
+      request.write(chunks[index]!);
+      setTimeout(() => writeFrom(index + 1), chunks.length > 1 ? 20 : 0);
+    };
+    writeFrom(0);
+  });
+}
+
+async function loginStatus(url: string, email: string): Promise<number> {
+  const response = await fetch(`${url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password: PASSWORD }),
+  });
+  return response.status;
+}
+
+describe('request bodies through the Node server', () => {
+  let server: ServerProcess;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bodies-'));
+    server = await startServerProcess({
+      cwd: dir,
+      env: { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`, JWT_SECRET: 'bodies-test-secret-0123456789-0123456789', RATE_LIMIT_REGISTER: '1000/1m', RATE_LIMIT_LOGIN: '1000/1m' },
+    });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a JSON body with a Content-Length registers, and the account signs in', async () => {
+    const body = JSON.stringify({ email: 'length@example.com', password: PASSWORD });
+    const answer = await send(server.url, '/api/auth/register', [body], { 'content-length': Buffer.byteLength(body) });
+    expect(answer.status).toBe(201);
+    expect(await loginStatus(server.url, 'length@example.com')).toBe(200);
+  });
+
+  test('a chunked body (no Content-Length) split across writes registers', async () => {
+    const body = JSON.stringify({ email: 'chunked@example.com', password: PASSWORD });
+    const answer = await send(server.url, '/api/auth/register', [body.slice(0, 7), body.slice(7, 20), body.slice(20)]);
+    expect(answer.status).toBe(201);
+    expect(await loginStatus(server.url, 'chunked@example.com')).toBe(200);
+  });
+
+  test('a multi-byte character split between two chunks arrives whole', async () => {
+    // "é" is two bytes in UTF-8; the write boundary falls between them.
+    const bytes = Buffer.from(JSON.stringify({ email: 'split@example.com', password: `${PASSWORD}é` }));
+    const cut = bytes.indexOf(0xc3) + 1;
+    const answer = await send(server.url, '/api/auth/register', [bytes.subarray(0, cut), bytes.subarray(cut)], { 'content-length': bytes.length });
+    expect(answer.status).toBe(201);
+    const login = await fetch(`${server.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'split@example.com', password: `${PASSWORD}é` }),
+    });
+    expect(login.status).toBe(200);
+  });
+
+  test('a declared Content-Length over 16 KiB answers 413 without reading, and writes nothing', async () => {
+    const body = JSON.stringify({ email: 'declared-big@example.com', password: PASSWORD, padding: 'x'.repeat(LIMIT) });
+    const answer = await send(server.url, '/api/auth/register', [body], { 'content-length': Buffer.byteLength(body) });
+    expect(answer).toEqual({ status: 413, body: { error: 'payload_too_large', message: expect.any(String) } });
+    expect(await loginStatus(server.url, 'declared-big@example.com')).toBe(401);
+  });
+
+  test('a chunked body that grows past 16 KiB answers 413 and writes nothing', async () => {
+    const body = JSON.stringify({ email: 'chunked-big@example.com', password: PASSWORD, padding: 'x'.repeat(LIMIT) });
+    const pieces = Array.from({ length: Math.ceil(body.length / 4096) }, (_, i) => body.slice(i * 4096, (i + 1) * 4096));
+    const answer = await send(server.url, '/api/auth/register', pieces);
+    expect(answer.status).toBe(413);
+    expect(answer.body.error).toBe('payload_too_large');
+    expect(await loginStatus(server.url, 'chunked-big@example.com')).toBe(401);
+  });
+
+  test('a body of exactly 16 KiB is read', async () => {
+    const base = JSON.stringify({ email: 'exact@example.com', password: PASSWORD, padding: '' });
+    const body = base.replace('"padding":""', `"padding":"${'x'.repeat(LIMIT - base.length)}"`);
+    expect(Buffer.byteLength(body)).toBe(LIMIT);
+    const answer = await send(server.url, '/api/auth/register', [body]);
+    expect(answer.status).toBe(201);
+  });
+
+  test('malformed JSON, a wrong content type and an empty body get the same answers as the library face', async () => {
+    expect((await send(server.url, '/api/auth/login', ['{"email":'])).body).toMatchObject({ error: 'validation_error' });
+    expect((await send(server.url, '/api/auth/login', [''])).status).toBe(400);
+    const text = await send(server.url, '/api/auth/login', ['{}'], { 'content-type': 'text/plain' });
+    expect(text).toMatchObject({ status: 415, body: { error: 'unsupported_media_type' } });
+  });
+
+  test('a leading byte-order mark is dropped, as Request.text() drops it', async () => {
+    const answer = await send(server.url, '/api/auth/register', [`\uFEFF${JSON.stringify({ email: 'bom@example.com', password: PASSWORD })}`]);
+    expect(answer.status).toBe(201);
+  });
+
+  test('a client that disconnects mid-body costs no 500 and no crash; the next request is served', async () => {
+    await new Promise<void>((resolve) => {
+      const request = http.request(new URL('/api/auth/register', server.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': 1000 },
+      });
+      request.on('error', () => resolve());
+      request.write('{"email":"gone@example.com",');
+      setTimeout(() => request.destroy(), 50);
+    });
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(server.output()).not.toMatch(/"level":50|unhandled error/);
+    expect(await loginStatus(server.url, 'gone@example.com')).toBe(401);
+  });
+});
