@@ -58,8 +58,13 @@ describeEachDialect('sessions', (dialect) => {
     const tampered = `${header}.${tamperedPayload}.${signature}`;
     const expired = await sign({ ...claims, exp: Math.floor(t.clock.now().getTime() / 1000) - 1 });
     const hs512 = await sign({ ...claims }, TEST_JWT_SECRET, 'HS512');
-    for (const forged of [unsecured, otherKey, tampered, expired, hs512]) {
-      expect((await session(`${COOKIE}=${forged}`)).status).toBe(401);
+    // Twice each: the verifier remembers recent verdicts (src/session/token.ts), and a remembered
+    // refusal must stay a refusal while the genuine token keeps working beside it.
+    for (const round of [1, 2]) {
+      for (const forged of [unsecured, otherKey, tampered, expired, hs512]) {
+        expect((await session(`${COOKIE}=${forged}`)).status, `round ${round}`).toBe(401);
+      }
+      expect((await session(cookie)).status, `round ${round}`).toBe(200);
     }
   });
 
