@@ -1,8 +1,9 @@
 /** @module SHA-256 digests of secrets that are stored instead of the secrets, and their comparison. */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 
+/** One-shot hash (no Hash object): it runs on every session check. */
 export function sha256Hex(value: string): string {
-  return createHash('sha256').update(value, 'utf8').digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 /** Constant-time comparison of two hex digests; false for different lengths or empty input. */
