@@ -21,9 +21,11 @@ export function isJsonContentType(contentType: string | undefined): boolean {
   return mediaType === 'application/json';
 }
 
-export function toValidationIssues(error: z.ZodError): ValidationIssue[] {
-  return error.issues.map((issue) => ({
-    path: issue.path.map(String).join('.'),
+type SchemaIssue = { readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined };
+
+export function toValidationIssues(issues: readonly SchemaIssue[]): ValidationIssue[] {
+  return issues.map((issue) => ({
+    path: (issue.path ?? []).map((segment) => String(typeof segment === 'object' ? segment.key : segment)).join('.'),
     message: issue.message,
   }));
 }
@@ -47,9 +49,12 @@ export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sche
   } catch {
     throw validationError([{ path: '', message: 'is not valid JSON' }], 'The request body is not valid JSON.');
   }
-  const result = schema.safeParse(body);
-  if (!result.success) throw validationError(toValidationIssues(result.error));
-  return result.data;
+  // Through the schema's Standard Schema face, which reports issues without building a ZodError
+  // (an Error, with a stack trace): a refused body is an answer, not a fault (errors.ts).
+  const result = schema['~standard'].validate(body);
+  if (result instanceof Promise) throw new Error('request body schemas must be synchronous');
+  if (result.issues !== undefined) throw validationError(toValidationIssues(result.issues));
+  return result.value as z.output<S>;
 }
 
 /**
