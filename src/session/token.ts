@@ -8,11 +8,12 @@
  * behind password hashes under load. fast-jwt uses node:crypto's synchronous HMAC (a few
  * microseconds), so a session check needs no thread-pool round trip (README, Performance).
  *
- * A session cookie is checked on every request of the application behind Gatehouse, so the
- * verifier remembers, for a bounded number of recent tokens, that their signature and claims were
- * good (fast-jwt's LRU cache, keyed by a SHA-256 of the token). What it remembers is only that: a
- * property of the token's bytes under our key. Expiry is still checked below on every call against
- * the injected clock, and the session row is still read every time, so revocation stays immediate.
+ * A session cookie is checked on every request of the application behind Gatehouse, so the codec
+ * remembers the verdict on a bounded number of recent tokens: their claims, or that they were
+ * refused. A verdict is a property of the token's bytes under our key, nothing more. Expiry is
+ * still checked on every call against the injected clock, and the session row is still read every
+ * time, so revocation stays immediate. (fast-jwt's own cache keys each entry by a SHA-256 of the
+ * token, computed on every call; a Map keyed by the token itself costs a tenth of that, measured.)
  */
 import { createSigner, createVerifier } from 'fast-jwt';
 
@@ -35,9 +36,16 @@ const MAX_TOKEN_LENGTH = 2048;
  * refused before the verifier, which builds an error with a stack trace for each bad token.
  */
 const COMPACT_JWT = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
-/** Recently verified tokens (accepted or refused) remembered; a few hundred bytes each. */
-const VERIFIED_TOKEN_CACHE_SIZE = 4096;
-const VERIFIED_TOKEN_CACHE_TTL_MS = 10 * 60 * 1000;
+/** Verdicts remembered, oldest forgotten first; a few hundred bytes each. */
+const REMEMBERED_VERDICTS = 2048;
+
+/** What a token that verified says, kept as plain values (the Dates are made per call). */
+interface Verdict {
+  sub: string;
+  sid: string;
+  iat: number;
+  exp: number;
+}
 
 export function createSessionTokenCodec(secret: string): SessionTokenCodec {
   // iat and exp are given explicitly from the injected clock; fast-jwt keeps a provided iat.
@@ -49,12 +57,31 @@ export function createSessionTokenCodec(secret: string): SessionTokenCodec {
     ignoreExpiration: true,
     ignoreNotBefore: true,
     requiredClaims: ['sub', 'sid', 'iat', 'exp'],
-    cache: VERIFIED_TOKEN_CACHE_SIZE,
-    cacheTTL: VERIFIED_TOKEN_CACHE_TTL_MS,
-    // A refusal is as much a property of the token's bytes as an acceptance (expiry is not
-    // checked by the verifier), so a bad cookie sent again is refused from the cache too.
-    errorCacheTTL: VERIFIED_TOKEN_CACHE_TTL_MS,
+    cache: false,
   });
+
+  const verdictOf = (token: string): Verdict | null => {
+    let payload: Record<string, unknown>;
+    try {
+      payload = verifier(token) as Record<string, unknown>;
+    } catch {
+      // Malformed, forged, tampered or using another algorithm: one answer outside.
+      return null;
+    }
+    const { sub, sid, iat, exp } = payload;
+    if (typeof sub !== 'string' || typeof sid !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') return null;
+    return { sub, sid, iat, exp };
+  };
+  // A refusal is remembered like an acceptance: a bad cookie sent again costs a lookup too.
+  const verdicts = new Map<string, Verdict | null>();
+  const rememberedVerdictOf = (token: string): Verdict | null => {
+    const known = verdicts.get(token);
+    if (known !== undefined) return known;
+    const verdict = verdictOf(token);
+    if (verdicts.size >= REMEMBERED_VERDICTS) verdicts.delete(verdicts.keys().next().value!);
+    verdicts.set(token, verdict);
+    return verdict;
+  };
 
   return {
     sign(claims) {
@@ -68,17 +95,9 @@ export function createSessionTokenCodec(secret: string): SessionTokenCodec {
 
     verify(token, now) {
       if (token.length > MAX_TOKEN_LENGTH || !COMPACT_JWT.test(token)) return null;
-      let payload: Record<string, unknown>;
-      try {
-        payload = verifier(token) as Record<string, unknown>;
-      } catch {
-        // Malformed, forged, tampered or using another algorithm: one answer outside.
-        return null;
-      }
-      const { sub, sid, iat, exp } = payload;
-      if (typeof sub !== 'string' || typeof sid !== 'string' || typeof iat !== 'number' || typeof exp !== 'number') return null;
-      if (exp * 1000 <= now.getTime()) return null;
-      return { userId: sub, sessionId: sid, issuedAt: new Date(iat * 1000), expiresAt: new Date(exp * 1000) };
+      const verdict = rememberedVerdictOf(token);
+      if (verdict === null || verdict.exp * 1000 <= now.getTime()) return null;
+      return { userId: verdict.sub, sessionId: verdict.sid, issuedAt: new Date(verdict.iat * 1000), expiresAt: new Date(verdict.exp * 1000) };
     },
   };
 }
