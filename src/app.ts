@@ -12,6 +12,7 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { isDatabaseUnavailable } from './db/errors.js';
 import { AppError } from './errors.js';
+import { addAnswerHeaders, jsonAnswer, mergeAnswerHeaders, setAnswerHeader, startAnswer } from './http/answer.js';
 import { resolveClientIp } from './http/client-ip.js';
 import type { AppEnv } from './http/env.js';
 import { MAX_BODY_BYTES, payloadTooLarge } from './http/json-body.js';
@@ -60,6 +61,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.use('*', async (c, next) => {
     const requestId = randomUUID();
+    startAnswer(c, { 'X-Request-Id': requestId });
     c.set('requestContext', {
       ip: resolveClientIp({
         remoteAddress: c.env?.remoteAddress,
@@ -71,16 +73,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       now: deps.clock.now(),
       requestId,
     });
-    c.header('X-Request-Id', requestId);
     await next();
+    mergeAnswerHeaders(c);
   });
 
-  // Set before the handler runs: Hono then builds each Response with them in one go, instead
-  // of editing its headers afterwards.
-  const apiHeaders = securityHeaders({
-    contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
-    production: deps.config.mode === 'production',
-  });
+  // Recorded before the handler runs, as a plain record (http/answer.ts says why).
+  const apiHeaders = Object.fromEntries(
+    securityHeaders({
+      contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
+      production: deps.config.mode === 'production',
+    }),
+  );
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: () => {
@@ -88,7 +91,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     },
   });
   app.use('/api/*', async (c, next) => {
-    for (const [name, value] of apiHeaders) c.header(name, value);
+    addAnswerHeaders(c, apiHeaders);
     // GET and HEAD carry no body. Skipping the check for them matters: reading `body` makes the
     // Node adapter build a full WHATWG Request, the largest cost of a session check. A host that
     // reads bodies itself (ConnectionInfo.readBody) gets the limit applied there, when a route
@@ -97,17 +100,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return limitBody(c, next);
   });
 
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/healthz', (c) => jsonAnswer(c, { status: 'ok' }));
   app.get('/readyz', async (c) => {
     const limiter = await deps.limiterStatus();
     try {
       await deps.database.ping();
     } catch {
-      return c.json({ status: 'unavailable', database: 'unreachable', limiter }, 503);
+      return jsonAnswer(c, { status: 'unavailable', database: 'unreachable', limiter }, 503);
     }
     // A limiter on its in-memory fallback still protects every endpoint, only per instance: the
     // service works, so it stays in rotation (200) and says so for monitoring.
-    return c.json({ status: limiter === 'memory-fallback' ? 'degraded' : 'ready', database: 'ok', limiter });
+    return jsonAnswer(c, { status: limiter === 'memory-fallback' ? 'degraded' : 'ready', database: 'ok', limiter });
   });
 
   const devMode = deps.config.mode === 'development';
@@ -119,24 +122,24 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/', createWebRoutes({ config: deps.config, session: deps.session, cookie: deps.cookie }));
   app.route('/api/auth', createOAuthRoutes({ flow: deps.oauth, cookie: deps.cookie, loginPageUrl: deps.config.loginPageUrl }));
 
-  app.notFound((c) => c.json({ error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404));
+  app.notFound((c) => jsonAnswer(c, { error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404));
 
   app.onError((error, c) => {
     const requestId = c.get('requestContext')?.requestId ?? randomUUID();
     if (error instanceof AppError) {
-      if (error.retryAfterSeconds !== undefined) c.header('Retry-After', String(error.retryAfterSeconds));
-      return c.json(errorBody(error), error.status);
+      if (error.retryAfterSeconds !== undefined) setAnswerHeader(c, 'Retry-After', String(error.retryAfterSeconds));
+      return jsonAnswer(c, errorBody(error), error.status);
     }
     if (error instanceof HTTPException && error.status < 500) {
-      return c.json({ error: 'validation_error', message: 'The request could not be read.' }, 400);
+      return jsonAnswer(c, { error: 'validation_error', message: 'The request could not be read.' }, 400);
     }
     if (isDatabaseUnavailable(error)) {
       deps.logger.warn({ requestId, code: (error as { code?: unknown }).code }, 'database unavailable');
-      c.header('Retry-After', '5');
-      return c.json({ error: 'service_unavailable', message: 'The service is temporarily unavailable. Try again shortly.', requestId }, 503);
+      setAnswerHeader(c, 'Retry-After', '5');
+      return jsonAnswer(c, { error: 'service_unavailable', message: 'The service is temporarily unavailable. Try again shortly.', requestId }, 503);
     }
     deps.logger.error({ requestId, err: error }, 'unhandled error');
-    return c.json({ error: 'internal_error', message: 'Something went wrong on our side.', requestId }, 500);
+    return jsonAnswer(c, { error: 'internal_error', message: 'Something went wrong on our side.', requestId }, 500);
   });
 
   return app;

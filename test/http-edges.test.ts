@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
+import { STRONG_PASSWORD, cookieFrom, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 describeEachDialect('HTTP edges', (dialect) => {
   let t: TestGatehouse;
@@ -85,6 +85,53 @@ describeEachDialect('HTTP edges', (dialect) => {
     expect(response.headers.get('x-frame-options')).toBe('DENY');
     expect(response.headers.get('referrer-policy')).toBe('no-referrer');
     expect(response.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  test('every kind of API answer carries the full header set, its own request id and its cookies', async () => {
+    // Answers are built from a plain record of headers (src/http/answer.ts): successes, refusals
+    // thrown from deep inside a flow, 404s and redirects must all come out with the same set.
+    const registered = await t.request('POST', '/api/auth/register', { json: { email: 'headers@example.com', password: STRONG_PASSWORD } });
+    const session = cookieFrom(registered, 'gatehouse_session')!;
+    const loggedIn = await t.request('POST', '/api/auth/login', { json: { email: 'headers@example.com', password: STRONG_PASSWORD } });
+    const answers: Array<[string, Response, number]> = [
+      ['register', registered, 201],
+      ['login', loggedIn, 200],
+      ['session', await t.request('GET', '/api/auth/session', { cookie: session }), 200],
+      ['no session', await t.request('GET', '/api/auth/session'), 401],
+      ['bad body', await t.request('POST', '/api/auth/login', { json: { email: 'nope' } }), 400],
+      ['unknown route', await t.request('GET', '/api/auth/nothing-here'), 404],
+      ['logout', await t.request('POST', '/api/auth/logout', { json: {}, cookie: session }), 200],
+      ['health', await t.request('GET', '/healthz'), 200],
+    ];
+    const requestIds = new Set<string>();
+    for (const [name, response, status] of answers) {
+      expect(response.status, name).toBe(status);
+      expect(response.headers.get('content-type'), name).toBe('application/json');
+      const requestId = response.headers.get('x-request-id');
+      expect(requestId, name).toMatch(/^[0-9a-f-]{36}$/);
+      requestIds.add(requestId!);
+      if (name === 'health') continue; // outside /api: no API security headers
+      expect(response.headers.get('content-security-policy'), name).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(response.headers.get('cache-control'), name).toBe('no-store');
+      expect(response.headers.get('x-content-type-options'), name).toBe('nosniff');
+      expect(response.headers.get('cross-origin-resource-policy'), name).toBe('same-origin');
+    }
+    expect(requestIds.size).toBe(answers.length);
+    expect(registered.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual(['gatehouse_session']);
+    expect(loggedIn.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual(['gatehouse_session', 'gatehouse_device']);
+    expect(answers[6]![1].headers.getSetCookie()).toEqual([expect.stringMatching(/^gatehouse_session=; Max-Age=0; Path=\/; HttpOnly; SameSite=Lax$/)]);
+  });
+
+  test('a 429 carries Retry-After beside the full header set', async () => {
+    let refused: Response | undefined;
+    for (let i = 0; i < 20 && refused === undefined; i++) {
+      const response = await t.request('POST', '/api/auth/verify-email', { json: { token: 'x' } });
+      if (response.status === 429) refused = response;
+    }
+    expect(refused).toBeDefined();
+    expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(refused!.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+    expect(refused!.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 

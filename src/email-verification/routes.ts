@@ -1,6 +1,7 @@
 /** @module POST /verify-email and POST /resend-verification. */
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { assertJsonRequest, readJsonBody } from '../http/json-body.js';
 import type { SessionCookieSettings } from '../session/cookie.js';
@@ -23,16 +24,16 @@ export function createVerificationRoutes(deps: VerificationRouteDeps): Hono<AppE
     .post('/verify-email', async (c) => {
       const { token } = await readJsonBody(c, verifyBody);
       await verifyEmail(deps.flow, token, c.get('requestContext'));
-      return c.json({ message: 'Your email address is verified.', verified: true });
+      return jsonAnswer(c, { message: 'Your email address is verified.', verified: true });
     })
     .post('/resend-verification', async (c) => {
       assertJsonRequest(c);
       const { user } = await requireSession(c, deps);
       const outcome = await resendVerification(deps.flow, user, c.get('requestContext'));
       if (outcome.kind === 'already_verified') {
-        return c.json({ message: 'Your email address is already verified; there is nothing to resend.', alreadyVerified: true });
+        return jsonAnswer(c, { message: 'Your email address is already verified; there is nothing to resend.', alreadyVerified: true });
       }
-      return c.json({
+      return jsonAnswer(c, {
         message: 'We sent a new verification link to your email address. Earlier links no longer work.',
         ...(deps.devMode ? { verificationToken: outcome.link.token, verificationUrl: outcome.link.url } : {}),
       });

@@ -1,5 +1,6 @@
 /** @module Hono's typed environment for Gatehouse routes. */
 import type { RequestContext } from '../request-context.js';
+import type { AnswerHeaders } from './answer.js';
 
 /** What the host passes along with a request (the Node server: the socket's peer address). */
 export interface ConnectionInfo {
@@ -15,5 +16,5 @@ export interface ConnectionInfo {
 
 export interface AppEnv {
   Bindings: ConnectionInfo;
-  Variables: { requestContext: RequestContext };
+  Variables: { requestContext: RequestContext; answer: AnswerHeaders };
 }

@@ -4,7 +4,9 @@
  * sibling subdomain cannot plant one. One per browser: the last account that logged in there.
  */
 import type { Context } from 'hono';
-import { getCookie, setCookie } from 'hono/cookie';
+import { getCookie } from 'hono/cookie';
+import { addAnswerCookie } from '../http/answer.js';
+import type { AppEnv } from '../http/env.js';
 
 export const DEVICE_COOKIE_MAX_AGE_SECONDS = 180 * 24 * 60 * 60;
 
@@ -19,8 +21,8 @@ export function deviceCookieSettings(mode: 'production' | 'development' | 'defau
     : { name: 'gatehouse_device', secure: false };
 }
 
-export function setDeviceCookie(c: Context, settings: DeviceCookieSettings, value: string, now: Date): void {
-  setCookie(c, settings.name, value, {
+export function setDeviceCookie(c: Context<AppEnv>, settings: DeviceCookieSettings, value: string, now: Date): void {
+  addAnswerCookie(c, settings.name, value, {
     httpOnly: true,
     secure: settings.secure,
     sameSite: 'Lax',

@@ -5,7 +5,8 @@
  */
 import type { Context } from 'hono';
 import { Hono } from 'hono';
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { getCookie } from 'hono/cookie';
+import { addAnswerCookie, clearAnswerCookie } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { completeSignIn, startSignIn, type OAuthFlowDeps } from './flow.js';
@@ -36,13 +37,13 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
   return new Hono<AppEnv>()
     .get('/oauth/:provider', (c) => {
       const started = startSignIn(deps.flow, c.req.param('provider'), query(c, 'return_to'), c.get('requestContext'));
-      setCookie(c, pendingCookieName, started.pendingSignIn, { ...cookieOptions, maxAge: started.maxAgeSeconds });
+      addAnswerCookie(c, pendingCookieName, started.pendingSignIn, { ...cookieOptions, maxAge: started.maxAgeSeconds });
       return c.redirect(started.authorizationUrl, 302);
     })
     .get('/callback/:provider', async (c) => {
       const pendingSignIn = getCookie(c, pendingCookieName);
       // Cleared whatever happens next: a pending sign-in is good for one callback only.
-      deleteCookie(c, pendingCookieName, cookieOptions);
+      clearAnswerCookie(c, pendingCookieName, cookieOptions);
       const ctx = c.get('requestContext');
       const outcome = await completeSignIn(
         deps.flow,

@@ -1,6 +1,7 @@
 /** @module POST /password-reset/request and POST /password-reset/confirm. */
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { readJsonBody } from '../http/json-body.js';
 import { emailSchema, newPasswordSchema } from '../password/rules.js';
@@ -29,14 +30,14 @@ export function createResetRoutes(deps: ResetRouteDeps): Hono<AppEnv> {
         // Answer first, the same answer at the same moment for every email; the lookup, the
         // token, the email and the audit row follow off the response path.
         deps.background.run('password reset request', () => requestPasswordReset(deps.flow, email, ctx));
-        return c.json({ message: REQUEST_MESSAGE });
+        return jsonAnswer(c, { message: REQUEST_MESSAGE });
       }
       const link = await requestPasswordReset(deps.flow, email, ctx);
-      return c.json({ message: REQUEST_MESSAGE, ...(link !== null ? { token: link.token, resetUrl: link.url } : {}) });
+      return jsonAnswer(c, { message: REQUEST_MESSAGE, ...(link !== null ? { token: link.token, resetUrl: link.url } : {}) });
     })
     .post('/password-reset/confirm', async (c) => {
       const body = await readJsonBody(c, confirmBody);
       await confirmPasswordReset(deps.flow, body, c.get('requestContext'));
-      return c.json({ message: 'Your password has been changed. Sign in with your new password.' });
+      return jsonAnswer(c, { message: 'Your password has been changed. Sign in with your new password.' });
     });
 }

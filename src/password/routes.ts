@@ -1,6 +1,7 @@
 /** @module POST /register and POST /login: parse, call one flow, answer. */
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { readJsonBody } from '../http/json-body.js';
 import { readDeviceCookie, setDeviceCookie, type DeviceCookieSettings } from '../limits/device-cookie.js';
@@ -26,7 +27,8 @@ export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
       const ctx = c.get('requestContext');
       const { session, verification } = await registerWithPassword(deps.flow, body, ctx);
       setSessionCookie(c, deps.cookie, session.token, session.expiresAt, ctx.now);
-      return c.json(
+      return jsonAnswer(
+        c,
         {
           ok: true,
           message: 'Account created. We sent a link to your email address to verify it.',
@@ -43,6 +45,6 @@ export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
       });
       setSessionCookie(c, deps.cookie, session.token, session.expiresAt, ctx.now);
       setDeviceCookie(c, deps.deviceCookie, deviceToken, ctx.now);
-      return c.json({ ok: true }, 200);
+      return jsonAnswer(c, { ok: true });
     });
 }

@@ -4,15 +4,17 @@
  * enforce (Secure, Path=/, no Domain) so a sibling subdomain cannot plant or shadow it.
  */
 import type { Context } from 'hono';
-import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { getCookie } from 'hono/cookie';
+import { addAnswerCookie, clearAnswerCookie } from '../http/answer.js';
+import type { AppEnv } from '../http/env.js';
 
 export interface SessionCookieSettings {
   name: string;
   secure: boolean;
 }
 
-export function setSessionCookie(c: Context, settings: SessionCookieSettings, token: string, expiresAt: Date, now: Date): void {
-  setCookie(c, settings.name, token, {
+export function setSessionCookie(c: Context<AppEnv>, settings: SessionCookieSettings, token: string, expiresAt: Date, now: Date): void {
+  addAnswerCookie(c, settings.name, token, {
     httpOnly: true,
     secure: settings.secure,
     sameSite: 'Lax',
@@ -22,8 +24,8 @@ export function setSessionCookie(c: Context, settings: SessionCookieSettings, to
   });
 }
 
-export function clearSessionCookie(c: Context, settings: SessionCookieSettings): void {
-  deleteCookie(c, settings.name, { path: '/', secure: settings.secure, httpOnly: true, sameSite: 'Lax' });
+export function clearSessionCookie(c: Context<AppEnv>, settings: SessionCookieSettings): void {
+  clearAnswerCookie(c, settings.name, { path: '/', secure: settings.secure, httpOnly: true, sameSite: 'Lax' });
 }
 
 export function readSessionCookie(c: Context, settings: SessionCookieSettings): string | undefined {

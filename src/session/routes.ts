@@ -1,6 +1,7 @@
 /** @module GET /session and POST /logout. */
 import { Hono } from 'hono';
 import type { AppEnv } from '../http/env.js';
+import { jsonAnswer } from '../http/answer.js';
 import { assertJsonRequest } from '../http/json-body.js';
 import { toPublicUser } from '../users/user.js';
 import { clearSessionCookie, type SessionCookieSettings } from './cookie.js';
@@ -16,7 +17,7 @@ export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
   return new Hono<AppEnv>()
     .get('/session', async (c) => {
       const valid = await requireSession(c, deps);
-      return c.json({
+      return jsonAnswer(c, {
         user: toPublicUser(valid.user),
         session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString() },
       });
@@ -26,6 +27,6 @@ export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
       const valid = await readValidSession(c, deps);
       if (valid !== null) await revokeSession(deps.session, valid.session.id);
       clearSessionCookie(c, deps.cookie);
-      return c.json({ ok: true });
+      return jsonAnswer(c, { ok: true });
     });
 }

@@ -1,8 +1,10 @@
 /**
- * Request bodies through the Node server shell, which reads them from Node's request stream
- * instead of through a WHATWG Request (src/node-body.ts): the same answers as the library face
- * for every way a body can arrive — with a Content-Length or chunked, too long, cut off, with a
- * byte-order mark — over real HTTP against the built server.
+ * The Node server shell over real HTTP against the built server, where it differs from the
+ * library face: it reads request bodies from Node's request stream instead of through a WHATWG
+ * Request (src/node-body.ts), and the Node adapter writes answers built from plain header records
+ * (src/http/answer.ts) without converting them. The same answers as the library face for every
+ * way a body can arrive — with a Content-Length or chunked, too long, cut off, with a byte-order
+ * mark — and the same headers on the wire, repeated Set-Cookie included.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -54,7 +56,7 @@ async function loginStatus(url: string, email: string): Promise<number> {
   return response.status;
 }
 
-describe('request bodies through the Node server', () => {
+describe('the Node server over HTTP', () => {
   let server: ServerProcess;
   let dir: string;
 
@@ -133,6 +135,35 @@ describe('request bodies through the Node server', () => {
   test('a leading byte-order mark is dropped, as Request.text() drops it', async () => {
     const answer = await send(server.url, '/api/auth/register', [`\uFEFF${JSON.stringify({ email: 'bom@example.com', password: PASSWORD })}`]);
     expect(answer.status).toBe(201);
+  });
+
+  test('answers on the wire carry the full header set; a login sets both cookies as separate headers', async () => {
+    const body = JSON.stringify({ email: 'wire@example.com', password: PASSWORD });
+    await send(server.url, '/api/auth/register', [body]);
+    const raw = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      const request = http.request(new URL('/api/auth/login', server.url), { method: 'POST', headers: { 'content-type': 'application/json' } }, resolve);
+      request.on('error', reject);
+      request.end(body);
+    });
+    raw.resume();
+    expect(raw.statusCode).toBe(200);
+    expect(raw.headers['set-cookie']?.map((cookie) => cookie.split('=')[0])).toEqual(['gatehouse_session', 'gatehouse_device']);
+    const cookie = raw.headers['set-cookie']![0]!.split(';')[0]!;
+    for (const response of [
+      await fetch(`${server.url}/api/auth/session`, { headers: { cookie } }),
+      await fetch(`${server.url}/api/auth/session`),
+      await fetch(`${server.url}/api/auth/nothing-here`),
+    ]) {
+      expect(response.headers.get('content-type')).toBe('application/json');
+      expect(response.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(response.headers.get('cache-control')).toBe('no-store');
+      expect(response.headers.get('x-frame-options')).toBe('DENY');
+      expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+      expect(Number(response.headers.get('content-length'))).toBe((await response.arrayBuffer()).byteLength);
+    }
+    const page = await fetch(`${server.url}/login`);
+    expect(page.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(page.headers.get('content-security-policy')).not.toBe("default-src 'none'; frame-ancestors 'none'");
   });
 
   test('a client that disconnects mid-body costs no 500 and no crash; the next request is served', async () => {
