@@ -68,6 +68,21 @@ export function procStatusMB(pid, field) {
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)[1]) / 1024;
 }
 
+/**
+ * CPU seconds the main thread of process `pid` has used so far, in user space and in the kernel
+ * (Linux; null elsewhere). The event loop runs on the main thread, so this is what bounds the
+ * throughput of cheap requests.
+ */
+export function mainThreadCpu(pid) {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const ticksPerSecond = 100; // USER_HZ, 100 on every Linux this runs on
+    return { user: Number(fields[11]) / ticksPerSecond, kernel: Number(fields[12]) / ticksPerSecond };
+  } catch {
+    return null;
+  }
+}
+
 /** Whether something accepts TCP connections there (within 500 ms). */
 export function answers(host, port) {
   return new Promise((resolve) => {
