@@ -64,7 +64,7 @@ async function measure(label, env, backend) {
   console.error(`\n[${label}] starting the server`);
   const server = await startServer(env);
   const { url } = server;
-  const figures = { startupMs: server.startupMs };
+  const figures = { label, startupMs: server.startupMs };
   try {
     console.error(`[${label}] register load, between two measures of the hash limit`);
     const limits = [await hashLimit()];
@@ -168,8 +168,10 @@ async function measureParity(label, env) {
       async (i) => (await api(url, 'POST', '/api/auth/login', { json: { email: `nobody-${i}@bench.example`, password: 'Wrong-Pass-1' } })).ms,
       async () => (await api(url, 'POST', '/api/auth/login', { json: { email: 'bench@bench.example', password: 'Wrong-Pass-1' } })).ms,
     );
+    // Twice the pairs of the login: a reset request answers in about a millisecond, where a few
+    // tenths of a millisecond of noise move a median of 30 by several percent.
     const reset = await pairs(
-      30,
+      60,
       async (i) => {
         const { ms } = await api(url, 'POST', '/api/auth/password-reset/request', { json: { email: `nobody-${i}@bench.example` } });
         await sleep(150); // let the background work of this request finish before the next one
@@ -311,7 +313,7 @@ const rows = [
   ['login: unknown email / wrong password', (f) => `${fmt(f.parity.login, 3)}`, '0.90 – 1.10', (f) => f.parity.login >= 0.9 && f.parity.login <= 1.1],
   ['reset request: unknown / known email', (f) => `${fmt(f.parity.reset, 3)}`, '0.90 – 1.10', (f) => f.parity.reset >= 0.9 && f.parity.reset <= 1.1],
   ['peak RSS under load', (f) => `${fmt(f.peakRssMB, 1)} MB`, '≤ 150 MB', (f) => f.peakRssMB <= 150],
-  ['start to 200 on /healthz', (f) => `${fmt(f.startupMs)} ms`, '≤ 1000 ms (SQLite)', (f) => f.startupMs <= 1000],
+  ['start to 200 on /healthz', (f) => `${fmt(f.startupMs)} ms`, '≤ 1000 ms on SQLite', (f) => (f.label === 'SQLite' ? f.startupMs <= 1000 : null)],
 ];
 
 console.log(`\nGatehouse benchmark — ${cores} cores, Node ${process.version}, ${new Date().toISOString()}`);
@@ -320,6 +322,8 @@ for (const run of runs) {
   console.log('| measure | result | target | met |');
   console.log('|---|---|---|---|');
   for (const [name, show, target, ok] of rows) {
-    console.log(`| ${name} | ${show(run.figures)} | ${target} | ${target ? (ok(run.figures) ? 'yes' : 'NO') : ''} |`);
+    // null: the target does not apply to this run (start-up time is a target on SQLite only).
+    const verdict = target && ok ? ok(run.figures) : null;
+    console.log(`| ${name} | ${show(run.figures)} | ${target} | ${verdict === null ? '' : verdict ? 'yes' : 'NO'} |`);
   }
 }
