@@ -21,6 +21,8 @@ const UTF8_BOM = 0xfeff;
 export function readNodeBody(incoming: IncomingMessage | Http2ServerRequest, maxBytes: number): Promise<string | null> {
   const declared = Number(incoming.headers['content-length']);
   if (declared > maxBytes) return Promise.resolve(null);
+  // A stream read once emits no second 'end': waiting for one would hang the request.
+  if (incoming.readableEnded) return Promise.reject(new Error('the request body has already been read'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -4,8 +4,9 @@
  *
  * Why not Hono's `c.header()`: it keeps headers in a WHATWG Headers object, which validates every
  * name and value as it is set, and which the Node adapter must then iterate (sorted) back into a
- * plain object before writing. With the ten headers every API answer carries, that was about a
- * sixth of the cost of a session check (README, Performance). Here each request collects its
+ * plain object before writing. Measured on this project's machine, a bare Hono app answering
+ * with the ten headers every API answer carries did 17,500 answers/s set through `c.header()`,
+ * 27,000/s given as a plain record (README, Performance). Here each request collects its
  * headers — X-Request-Id, the API's security headers, cookies, Retry-After — in a plain record,
  * and `jsonAnswer` hands that record to the Response as it is, which the Node adapter writes
  * without conversion.
@@ -38,17 +39,27 @@ export function startAnswer(c: Context<AppEnv>, headers: Record<string, string>)
   c.set('answer', { headers, cookies: [] });
 }
 
+/** This request's record; an empty one if the first middleware never ran (an error before it). */
+function answerOf(c: Context<AppEnv>): AnswerHeaders {
+  let answer = c.get('answer');
+  if (answer === undefined) {
+    answer = { headers: {}, cookies: [] };
+    c.set('answer', answer);
+  }
+  return answer;
+}
+
 export function setAnswerHeader(c: Context<AppEnv>, name: string, value: string): void {
-  c.get('answer').headers[name] = value;
+  answerOf(c).headers[name] = value;
 }
 
 /** Copies `headers` (computed once, e.g. the security headers) into this answer's record. */
 export function addAnswerHeaders(c: Context<AppEnv>, headers: Readonly<Record<string, string>>): void {
-  Object.assign(c.get('answer').headers, headers);
+  Object.assign(answerOf(c).headers, headers);
 }
 
 export function addAnswerCookie(c: Context<AppEnv>, name: string, value: string, options: CookieOptions): void {
-  c.get('answer').cookies.push(generateCookie(name, value, options));
+  answerOf(c).cookies.push(generateCookie(name, value, options));
 }
 
 /** Expires the cookie in the browser (an empty value with Max-Age=0). */
@@ -57,7 +68,7 @@ export function clearAnswerCookie(c: Context<AppEnv>, name: string, options: Coo
 }
 
 export function jsonAnswer(c: Context<AppEnv>, body: unknown, status = 200): Response {
-  const { headers, cookies } = c.get('answer');
+  const { headers, cookies } = answerOf(c);
   const init: ResponseInit =
     cookies.length === 0
       ? { status, headers: { ...headers, 'Content-Type': JSON_CONTENT_TYPE } }
@@ -71,8 +82,7 @@ export function jsonAnswer(c: Context<AppEnv>, body: unknown, status = 200): Res
 /** For a response that Hono built (a page, a redirect): adds this answer's headers and cookies. */
 export function mergeAnswerHeaders(c: Context<AppEnv>): void {
   if (builtFromRecord.has(c.res)) return;
-  const answer = c.get('answer');
-  if (answer === undefined) return;
+  const answer = answerOf(c);
   for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
   for (const cookie of answer.cookies) c.header('Set-Cookie', cookie, { append: true });
 }
