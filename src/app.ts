@@ -65,8 +65,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     c.set('requestContext', {
       ip: resolveClientIp({
         remoteAddress: c.env?.remoteAddress,
-        // Read only when trusted: without proxies the header is ignored anyway.
-        forwardedFor: deps.config.trustProxyHops > 0 ? c.req.header('x-forwarded-for') : undefined,
+        readForwardedFor: () => c.req.header('x-forwarded-for'),
         trustProxyHops: deps.config.trustProxyHops,
       }),
       userAgent: c.req.header('user-agent')?.slice(0, MAX_USER_AGENT_CHARS) ?? null,

@@ -15,12 +15,15 @@ function normalizeIp(address: string): string {
 
 export function resolveClientIp(options: {
   remoteAddress: string | undefined;
-  forwardedFor: string | undefined;
+  /** Reads X-Forwarded-For; called only when proxies are trusted (it runs on every request). */
+  readForwardedFor: () => string | undefined;
   trustProxyHops: number;
 }): string {
   const socketIp = options.remoteAddress ? normalizeIp(options.remoteAddress) : 'unknown';
-  if (options.trustProxyHops === 0 || options.forwardedFor === undefined) return socketIp;
-  const chain = options.forwardedFor
+  if (options.trustProxyHops === 0) return socketIp;
+  const forwardedFor = options.readForwardedFor();
+  if (forwardedFor === undefined) return socketIp;
+  const chain = forwardedFor
     .split(',')
     .map(normalizeIp)
     .filter((entry) => entry !== '');
