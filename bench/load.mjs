@@ -29,9 +29,6 @@ const result = await autocannon({
   duration: spec.duration ?? 5,
   requests,
   timeout: 30,
-  // Untimed load first, so the figures are those of a warmed-up server (optimised code, grown
-  // caches), as a server in service runs, not of its first seconds.
-  ...(spec.warmup ? { warmup: { connections: spec.connections ?? 10, duration: spec.warmup } } : {}),
 });
 const statuses = {};
 for (const [key, value] of Object.entries(result)) {
