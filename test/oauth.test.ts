@@ -128,6 +128,25 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(new URL(second.location).searchParams.get('state')).not.toBe(url.searchParams.get('state'));
   });
 
+  test('its redirects carry the API headers and a request id, and each cookie exactly once', async () => {
+    // Redirects are built by Hono, and the answer's header record (src/http/answer.ts) is merged
+    // into them after the handler: nothing may be missing, nothing doubled.
+    gitHubUser('redirect-headers');
+    const started = await start();
+    const finished = await callback(await fake.authorize(started.location, { login: 'redirect-headers' }), started.cookie);
+    expect(finished.status).toBe(302);
+    for (const [name, response, cookies] of [
+      ['start', started.response, [PENDING]],
+      ['callback', finished, [PENDING, SESSION]],
+    ] as const) {
+      expect(response.headers.get('content-security-policy'), name).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(response.headers.get('cache-control'), name).toBe('no-store');
+      expect(response.headers.get('x-frame-options'), name).toBe('DENY');
+      expect(response.headers.get('x-request-id'), name).toMatch(/^[0-9a-f-]{36}$/);
+      expect(response.headers.getSetCookie().map((cookie) => cookie.split('=')[0]), name).toEqual(cookies);
+    }
+  });
+
   test('unknown providers answer a JSON 404 not_found', async () => {
     for (const path of ['/api/auth/oauth/gitlab', '/api/auth/callback/gitlab?code=x&state=y']) {
       const response = await t.request('GET', path);
