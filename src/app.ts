@@ -14,6 +14,7 @@ import { isDatabaseUnavailable } from './db/errors.js';
 import { AppError } from './errors.js';
 import { addAnswerHeaders, jsonAnswer, mergeAnswerHeaders, setAnswerHeader, startAnswer } from './http/answer.js';
 import { resolveClientIp } from './http/client-ip.js';
+import { corsForTrustedOrigins, crossSiteGuard } from './http/cross-site.js';
 import type { AppEnv } from './http/env.js';
 import { MAX_BODY_BYTES, payloadTooLarge } from './http/json-body.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -98,6 +99,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.env?.readBody !== undefined) return next();
     return limitBody(c, next);
   });
+  // Before any route does work: other sites may neither change state nor read answers, except
+  // the trusted front ends (http/cross-site.ts).
+  const originRules = { ownOrigin: new URL(deps.config.baseUrl).origin, trustedOrigins: deps.config.trustedOrigins };
+  app.use('/api/*', corsForTrustedOrigins(originRules));
+  app.use('*', crossSiteGuard(originRules));
 
   app.get('/healthz', (c) => jsonAnswer(c, { status: 'ok' }));
   app.get('/readyz', async (c) => {

@@ -46,6 +46,8 @@ export interface Config {
   port: number;
   host: string;
   baseUrl: string;
+  /** TRUSTED_ORIGINS: front ends on other origins that may call the API with credentials (CORS). */
+  trustedOrigins: readonly string[];
   database: DatabaseTarget;
   /** Folder for local state: the SQLite file and the generated development JWT secret. */
   dataDir: string;
@@ -125,6 +127,26 @@ export function parseRateLimitRule(text: string): RateLimitRule | null {
   return { points, durationSeconds };
 }
 
+/**
+ * An origin exactly as a browser sends it in `Origin` (`https://app.example.com`, with a port
+ * only when it is not the scheme's default); null for anything else: a path, a query, user
+ * info, a wildcard, another scheme.
+ */
+export function parseOrigin(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return null;
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') return null;
+  if (url.pathname !== '/' || !/^https?:\/\/[^/]+\/?$/i.test(text)) return null;
+  // The URL parser accepts `*` in a host name; a wildcard is never an origin here.
+  if (!/^([a-z0-9-]+\.)*[a-z0-9-]+$|^\[[0-9a-f:.]+\]$/.test(url.hostname)) return null;
+  return url.origin;
+}
+
 type Env = Record<string, string | undefined>;
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */
@@ -158,6 +180,17 @@ export function loadConfig(env: Env): Readonly<Config> {
     const parsed = z.url({ protocol: /^https?$/ }).safeParse(rawBaseUrl);
     if (!parsed.success) problems.push(`BASE_URL: expected an http(s) origin such as https://auth.example.com, got "${rawBaseUrl}"`);
     else baseUrl = new URL(parsed.data).origin;
+  }
+
+  const trustedOrigins: string[] = [];
+  for (const entry of (read('TRUSTED_ORIGINS') ?? '').split(',').map((part) => part.trim())) {
+    if (entry === '') continue;
+    const origin = parseOrigin(entry);
+    if (origin === null) {
+      problems.push(`TRUSTED_ORIGINS: expected comma-separated origins such as https://app.example.com (scheme, host and port only; never *), got "${entry}"`);
+    } else if (!trustedOrigins.includes(origin)) {
+      trustedOrigins.push(origin);
+    }
   }
 
   let database: DatabaseTarget = { kind: 'sqlite', filename: './data/gatehouse.db' };
@@ -305,6 +338,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     port,
     host,
     baseUrl,
+    trustedOrigins: Object.freeze(trustedOrigins),
     database: Object.freeze(database),
     dataDir,
     redisUrl,

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'service_unavailable',
   'internal_error',
   'provider_not_configured',
+  'forbidden_origin',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -26,7 +27,7 @@ export interface ValidationIssue {
   message: string;
 }
 
-export type ErrorStatus = 400 | 401 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
 
 export class AppError extends Error {
   readonly code: ErrorCode;

@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -52,6 +53,22 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A front end on an origin of its own (another port on loopback): it serves one empty page, from
+ * which a test runs `fetch` against Gatehouse as that front end's script would.
+ */
+async function startFrontEnd(port: number): Promise<{ origin: string; close(): Promise<void> }> {
+  const frontEnd = http.createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    response.end('<!doctype html><title>front end</title><p>front end</p>');
+  });
+  await new Promise<void>((resolve) => frontEnd.listen(port, '127.0.0.1', resolve));
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    close: () => new Promise((resolve) => frontEnd.close(() => resolve())),
+  };
+}
+
 function uniqueEmail(label: string): string {
   return `${label}-${randomBytes(4).toString('hex')}@example.com`;
 }
@@ -62,6 +79,9 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
   let dataDir: string;
   /** A GitHub-compatible server on loopback (authorize page, token endpoint, API). */
   let github: FakeGitHub;
+  /** A front end listed in TRUSTED_ORIGINS, and one that is not. */
+  let trustedFrontEnd: Awaited<ReturnType<typeof startFrontEnd>>;
+  let foreignFrontEnd: Awaited<ReturnType<typeof startFrontEnd>>;
   const contexts: BrowserContext[] = [];
   /** Console errors and page errors: a CSP violation or a script error fails the test. */
   let problems: string[] = [];
@@ -71,6 +91,8 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     // The provider redirects back to BASE_URL: it must be the address the browser uses, so the
     // port is chosen before the server starts.
     const port = await freePort();
+    trustedFrontEnd = await startFrontEnd(await freePort());
+    foreignFrontEnd = await startFrontEnd(await freePort());
 
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-'));
     server = await startServerProcess({
@@ -99,6 +121,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
         GITHUB_API_URL: github.apiUrl,
         PORT: String(port),
         BASE_URL: `http://127.0.0.1:${port}`,
+        TRUSTED_ORIGINS: trustedFrontEnd.origin,
         AUTH_SECRET: randomBytes(24).toString('base64url'),
         ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
       },
@@ -111,6 +134,8 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     await browser?.close();
     await server?.stop();
     await github?.close();
+    await trustedFrontEnd?.close();
+    await foreignFrontEnd?.close();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -478,5 +503,71 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     const exchange = github.requests.filter((request) => request.path === '/login/oauth/access_token').at(-1)!;
     expect(exchange.body).toContain('code_verifier=');
     await screenshots(page, 'dashboard-github');
+  });
+
+  /**
+   * A signed-in browser on a front end's page: the session cookie (host-only, SameSite=Lax) is
+   * sent to Gatehouse from another port of the same host, so only the origin rules stand between
+   * that page and the account.
+   */
+  async function frontEndPage(origin: string): Promise<{ page: Page; email: string }> {
+    const context = await browser.newContext({ baseURL: server.url, viewport: DESKTOP });
+    contexts.push(context);
+    const page = await context.newPage();
+    const email = uniqueEmail('front');
+    expect((await page.request.post('/api/auth/register', { data: { email, password: PASSWORD } })).status()).toBe(201);
+    await page.goto(origin);
+    return { page, email };
+  }
+
+  /** What the page's own script sees of a fetch to Gatehouse with credentials. */
+  function fetchFromPage(page: Page, url: string, init: { method: string; json?: unknown }) {
+    return page.evaluate(async ({ url, init }) => {
+      try {
+        const response = await fetch(url, {
+          method: init.method,
+          credentials: 'include',
+          ...(init.json === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(init.json) }),
+        });
+        return { status: response.status, body: await response.json() };
+      } catch (error) {
+        return { failed: String(error) };
+      }
+    }, { url, init });
+  }
+
+  test('cross-origin: a page on an origin that is not trusted can neither sign the user out nor read the session; a trusted front end can', async () => {
+    const foreign = await frontEndPage(foreignFrontEnd.origin);
+    // A bodyless POST is a "simple" request: the browser sends it without a preflight, with the
+    // page's Origin, and Gatehouse refuses it before doing anything.
+    const logout = await fetchFromPage(foreign.page, `${server.url}/api/auth/logout`, { method: 'POST' });
+    expect(logout).toHaveProperty('failed');
+    const read = await fetchFromPage(foreign.page, `${server.url}/api/auth/session`, { method: 'GET' });
+    expect(read).toHaveProperty('failed');
+    // A JSON POST needs a preflight, which is refused.
+    const login = await fetchFromPage(foreign.page, `${server.url}/api/auth/login`, { method: 'POST', json: { email: foreign.email, password: PASSWORD } });
+    expect(login).toHaveProperty('failed');
+    // An HTML form posted from that page (a navigation, no CORS at all) is refused too.
+    await foreign.page.evaluate((action) => {
+      const form = document.createElement('form');
+      form.method = 'POST';
+      form.action = action;
+      document.body.append(form);
+      form.submit();
+    }, `${server.url}/api/auth/logout`);
+    await foreign.page.waitForURL(`${server.url}/api/auth/logout`);
+    expect(JSON.parse((await foreign.page.textContent('body')) ?? '')).toMatchObject({ error: 'forbidden_origin' });
+    const still = await foreign.page.request.get('/api/auth/session');
+    expect(still.status(), 'the session survived every attempt').toBe(200);
+
+    const trusted = await frontEndPage(trustedFrontEnd.origin);
+    const session = await fetchFromPage(trusted.page, `${server.url}/api/auth/session`, { method: 'GET' });
+    expect(session).toMatchObject({ status: 200, body: { user: { email: trusted.email } } });
+    // (Not a login: earlier tests locked this browser's address with wrong passwords.)
+    const resent = await fetchFromPage(trusted.page, `${server.url}/api/auth/resend-verification`, { method: 'POST', json: {} });
+    expect(resent).toMatchObject({ status: 200 });
+    const signedOut = await fetchFromPage(trusted.page, `${server.url}/api/auth/logout`, { method: 'POST' });
+    expect(signedOut).toEqual({ status: 200, body: { ok: true } });
+    expect((await trusted.page.request.get('/api/auth/session')).status()).toBe(401);
   });
 });

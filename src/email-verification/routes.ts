@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
-import { assertJsonRequest, readJsonBody } from '../http/json-body.js';
+import { acceptNoBody, readJsonBody } from '../http/json-body.js';
 import type { SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { requireSession } from '../session/read-session.js';
@@ -27,7 +27,7 @@ export function createVerificationRoutes(deps: VerificationRouteDeps): Hono<AppE
       return jsonAnswer(c, { message: 'Your email address is verified.', verified: true });
     })
     .post('/resend-verification', async (c) => {
-      assertJsonRequest(c);
+      await acceptNoBody(c);
       const { user } = await requireSession(c, deps);
       const outcome = await resendVerification(deps.flow, user, c.get('requestContext'));
       if (outcome.kind === 'already_verified') {

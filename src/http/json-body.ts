@@ -1,6 +1,7 @@
 /**
  * @module Reads a JSON request body and validates it with zod, turning every way it can be wrong
- * into the JSON error shape: 415 not JSON, 400 malformed JSON, 400 validation_error with issues.
+ * into the JSON error shape: 415 a body that is not JSON, 400 malformed JSON, 400 validation_error
+ * with issues. A request without a body needs no Content-Type (DESIGN §9.1).
  * An over-long body is 413: here when the host reads the body (ConnectionInfo.readBody), else in
  * the bodyLimit middleware (app.ts), before this runs.
  */
@@ -38,34 +39,42 @@ async function readBodyText(c: Context<AppEnv>): Promise<string> {
   return text;
 }
 
+function unsupportedMediaType(): AppError {
+  return new AppError('unsupported_media_type', 415, 'Send the request body as JSON with Content-Type: application/json.');
+}
+
+/**
+ * The request's JSON body, validated by `schema`. A POST without a body needs no Content-Type
+ * (DESIGN §9.1) and is validated as `{}`, so a missing body is answered field by field; a body in
+ * any other type than JSON is 415. Cross-site forms are refused before this, by origin
+ * (http/cross-site.ts).
+ */
 export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
-  if (!isJsonContentType(c.req.header('content-type'))) {
-    throw new AppError('unsupported_media_type', 415, 'Send the request body as JSON with Content-Type: application/json.');
-  }
-  const text = await readBodyText(c);
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    throw validationError([{ path: '', message: 'is not valid JSON' }], 'The request body is not valid JSON.');
-  }
+  const body = await readJsonValue(c);
   // Through the schema's Standard Schema face, which reports issues without building a ZodError
   // (an Error, with a stack trace): a refused body is an answer, not a fault (errors.ts).
-  const result = schema['~standard'].validate(body);
+  const result = schema['~standard'].validate(body === undefined ? {} : body);
   if (result instanceof Promise) throw new Error('request body schemas must be synchronous');
   if (result.issues !== undefined) throw validationError(toValidationIssues(result.issues));
   return result.value as z.output<S>;
 }
 
 /**
- * For endpoints that take no body (logout, resend-verification): the request must still say
- * `Content-Type: application/json` (an empty body or `{}` is fine). A cross-site HTML form can
- * only send form or text types, and a script on another origin sending JSON must pass a CORS
- * preflight that Gatehouse never grants — so no other site can trigger these (DESIGN §4: a POST
- * without JSON gets 415).
+ * For endpoints that take no body (logout, resend-verification): nothing is needed, not even a
+ * Content-Type. A body is tolerated only when it is JSON (clients that send `{}`), and ignored.
  */
-export function assertJsonRequest(c: Context): void {
-  if (!isJsonContentType(c.req.header('content-type'))) {
-    throw new AppError('unsupported_media_type', 415, 'Send this request with Content-Type: application/json (the body may be empty).');
+export async function acceptNoBody(c: Context<AppEnv>): Promise<void> {
+  await readJsonValue(c);
+}
+
+/** The parsed JSON body; undefined when the request has none. */
+async function readJsonValue(c: Context<AppEnv>): Promise<unknown> {
+  const text = await readBodyText(c);
+  if (text === '') return undefined;
+  if (!isJsonContentType(c.req.header('content-type'))) throw unsupportedMediaType();
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw validationError([{ path: '', message: 'is not valid JSON' }], 'The request body is not valid JSON.');
   }
 }

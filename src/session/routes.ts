@@ -2,7 +2,7 @@
 import { Hono } from 'hono';
 import type { AppEnv } from '../http/env.js';
 import { jsonAnswer } from '../http/answer.js';
-import { assertJsonRequest } from '../http/json-body.js';
+import { acceptNoBody } from '../http/json-body.js';
 import { toPublicUser } from '../users/user.js';
 import { clearSessionCookie, type SessionCookieSettings } from './cookie.js';
 import { revokeSession, type SessionDeps } from './flow.js';
@@ -23,7 +23,7 @@ export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
       });
     })
     .post('/logout', async (c) => {
-      assertJsonRequest(c);
+      await acceptNoBody(c);
       const valid = await readValidSession(c, deps);
       if (valid !== null) await revokeSession(deps.session, valid.session.id);
       clearSessionCookie(c, deps.cookie);
