@@ -12,15 +12,15 @@ export const CLI = path.join(root, 'dist', 'cli.js');
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Starts `dist/cli.js serve` on PORT=0 and resolves once /healthz answers 200. The URL comes from
+ * Starts `dist/cli.js serve` (or another build's, `cli`) on PORT=0 and resolves once /healthz answers 200. The URL comes from
  * the "listening on" log line, since the port is chosen by the OS. `onOutput`, when given, sees
  * every later chunk of the server's stdout and stderr (otherwise the output is discarded, but
  * still read, so a full pipe never blocks the server).
  */
-export async function startServer(env, { onOutput } = {}) {
+export async function startServer(env, { onOutput, cli = CLI } = {}) {
   const started = performance.now();
   // The same flags as `npm start` (package.json).
-  const child = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'serve'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=2', cli, 'serve'], {
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
