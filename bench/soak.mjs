@@ -99,7 +99,7 @@ process.once('SIGINT', () => {
   log('interrupted: stopping the traffic and cleaning up');
 });
 
-let exitCode = 1;
+let exitCode;
 try {
   await admin.query(`create database ${dbName}`);
   log(`database ${dbName}, Redis key prefix ${keyPrefix}, ${SECONDS} s, ${CONCURRENCY} requests in flight, bcrypt cost ${BCRYPT_ROUNDS}`);
@@ -395,7 +395,7 @@ async function soak() {
 
   const count = new pg.Client({ connectionString: dbUrl.toString() });
   await count.connect();
-  let stored = 0;
+  let stored;
   try {
     const emails = registered.map((account) => account.email);
     const { rows } = await count.query('select count(*)::int as n from users where email = any($1::text[])', [emails]);

@@ -3,7 +3,7 @@
  * request context, errors) are readable here; each feature brings its own sub-app.
  */
 import { randomUUID } from 'node:crypto';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { BackgroundTasks } from './background.js';
@@ -60,7 +60,7 @@ function errorBody(error: AppError): Record<string, unknown> {
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
-  app.use('*', async (c, next) => {
+  const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     const requestId = randomUUID();
     startAnswer(c, { 'X-Request-Id': requestId });
     c.set('requestContext', {
@@ -75,7 +75,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     });
     await next();
     mergeAnswerHeaders(c);
-  });
+  };
+  app.use('*', requestContext);
 
   // Recorded before the handler runs, as a plain record (http/answer.ts says why).
   const apiHeaders = Object.fromEntries(
@@ -90,7 +91,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       throw payloadTooLarge();
     },
   });
-  app.use('/api/*', async (c, next) => {
+  const apiEdges: MiddlewareHandler<AppEnv> = async (c, next) => {
     addAnswerHeaders(c, apiHeaders);
     // GET and HEAD carry no body. Skipping the check for them matters: reading `body` makes the
     // Node adapter build a full WHATWG Request, the largest cost of a session check. A host that
@@ -98,7 +99,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     // reads the body (http/json-body.ts).
     if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.env?.readBody !== undefined) return next();
     return limitBody(c, next);
-  });
+  };
+  app.use('/api/*', apiEdges);
   // Before any route does work: other sites may neither change state nor read answers, except
   // the trusted front ends (http/cross-site.ts).
   const originRules = { ownOrigin: new URL(deps.config.baseUrl).origin, trustedOrigins: deps.config.trustedOrigins };

@@ -43,7 +43,8 @@ export function readNodeBody(incoming: IncomingMessage | Http2ServerRequest, max
     };
     const onEnd = (): void => {
       stop();
-      const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
+      // One chunk (the usual small body) is decoded as it is, without a copy.
+      const text = ((chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks, size)).toString('utf8');
       resolve(text.charCodeAt(0) === UTF8_BOM ? text.slice(1) : text);
     };
     // The client went away or the stream broke mid-body: a client error, not ours (no 500, no

@@ -278,8 +278,8 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
   test('two simultaneous callbacks for one new GitHub account: both succeed, one user, one link', async () => {
     const octo = gitHubUser('racer', []);
     const [a, b] = await Promise.all([start(), start()]);
-    const [backA, backB] = await Promise.all([fake.authorize(a!.location, { login: 'racer' }), fake.authorize(b!.location, { login: 'racer' })]);
-    const [first, second] = await Promise.all([callback(backA, a!.cookie), callback(backB, b!.cookie)]);
+    const [backA, backB] = await Promise.all([fake.authorize(a.location, { login: 'racer' }), fake.authorize(b.location, { login: 'racer' })]);
+    const [first, second] = await Promise.all([callback(backA, a.cookie), callback(backB, b.cookie)]);
     expect([first.status, second.status]).toEqual([302, 302]);
     expect(first.headers.get('location')).toBe('/dashboard');
     expect(second.headers.get('location')).toBe('/dashboard');

@@ -134,7 +134,7 @@ describeEachDialect('secrets at rest and in logs', (dialect) => {
     expect((await call('POST', '/api/auth/password-reset/confirm', { token: ownReset, password: passwords[1] })).status).toBe(200);
     const login = await call('POST', '/api/auth/login', { email: 'secret@example.com', password: passwords[1] });
     expect(login.status).toBe(200);
-    await call('POST', '/api/auth/logout', {}, login.headers.getSetCookie()[0]!.split(';')[0]!);
+    await call('POST', '/api/auth/logout', {}, login.headers.getSetCookie()[0]!.split(';')[0]);
     await gatehouse.deliverQueuedEmails();
 
     // Sign in with GitHub twice (a new user, then the link again): codes, state, the flow

@@ -41,8 +41,8 @@ function run(args: string[], env: Record<string, string>, cwd: string): Started 
       const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
       if (match?.[1]) resolve(match[1]);
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
     child.once('exit', () => reject(new Error(`exited before listening:\n${output}`)));
   });
   ready.catch(() => {});

@@ -38,12 +38,12 @@ export function keyIdOf(key: Buffer): string {
  */
 export function createEnvelope(keys: readonly Buffer[], options: { random?: RandomReader } = {}): Envelope {
   const random = options.random ?? secureRandom;
-  if (keys.length === 0) throw new Error('createEnvelope needs at least one key');
   for (const key of keys) {
     if (key.length !== KEY_BYTES) throw new Error(`createEnvelope: every key must be ${KEY_BYTES} bytes`);
   }
   const byId = new Map(keys.map((key) => [keyIdOf(key), key] as const));
-  const current = keys[0]!;
+  const current = keys[0];
+  if (current === undefined) throw new Error('createEnvelope needs at least one key');
   const currentId = keyIdOf(current);
 
   return {

@@ -15,7 +15,6 @@ import {
   type Driver,
   type MigrationResultSet,
   type SqliteDatabase,
-  type SqliteStatement,
   type TableMetadata,
 } from 'kysely';
 import type pg from 'pg';
@@ -110,7 +109,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     // BIGINT (epoch milliseconds) fits a JS number exactly; pg returns int8 as a string otherwise.
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? (value: string) => Number(value) : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
+        oid === INT8_OID ? (value: string) => Number(value) : (types.getTypeParser(oid, format) as (value: string) => unknown)) as typeof types.getTypeParser,
     },
   });
   // An idle client that loses its server emits 'error' on the pool; without a listener that
@@ -207,7 +206,7 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase {
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string);
         statements.set(text, statement);
       }
-      return statement as unknown as SqliteStatement;
+      return statement;
     },
   };
 }
@@ -234,6 +233,6 @@ export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResu
   // (The migrator's table lookup goes through CurrentSchemaIntrospector above, so a schema
   // dropped meanwhile by someone else cannot fail it.)
   const result = await migrator.migrateToLatest();
-  if (result.error) throw result.error;
+  if (result.error !== undefined) throw result.error instanceof Error ? result.error : new Error(String(result.error));
   return result;
 }

@@ -56,7 +56,7 @@ export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sche
   const result = schema['~standard'].validate(body === undefined ? {} : body);
   if (result instanceof Promise) throw new Error('request body schemas must be synchronous');
   if (result.issues !== undefined) throw validationError(toValidationIssues(result.issues));
-  return result.value as z.output<S>;
+  return result.value;
 }
 
 /**

@@ -13,6 +13,7 @@ export function resolveReturnTo(raw: string | undefined, fallback: string): stri
   if (!raw.startsWith('/') || raw.startsWith('//')) return fallback;
   // Browsers treat `\` as `/` in URLs and drop tabs and newlines, so `/\evil.com` and
   // `/\t/evil.com` both become `//evil.com`: refuse backslashes and every control character.
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   if (raw.includes('\\') || /[\u0000-\u001f\u007f]/.test(raw)) return fallback;
   // Belt and braces: resolved against any origin, the path must stay on that origin.
   const probe = new URL(raw, 'http://gatehouse.invalid');

@@ -126,9 +126,12 @@ function isSameState(presented: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]+/g;
+
 /** Provider text shown on our login page: printable, one line, short. */
 function plainText(text: string, maxChars: number): string {
-  return text.replace(/[\u0000-\u001f\u007f]+/g, ' ').trim().slice(0, maxChars);
+  return text.replace(CONTROL_CHARACTERS, ' ').trim().slice(0, maxChars);
 }
 
 export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, ctx: RequestContext): Promise<CallbackOutcome> {

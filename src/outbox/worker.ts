@@ -62,7 +62,7 @@ export function formatOutboxTable(emails: Awaited<ReturnType<OutboxStore['listEm
     String(email.attempts),
     (email.lastError ?? '').replace(/\s+/g, ' ').slice(0, 80),
   ]);
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]): string => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }

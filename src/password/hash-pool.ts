@@ -64,9 +64,12 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   let onAllIdle: (() => void) | null = null;
 
   const dispatch = (): void => {
-    while (idle.length > 0 && queue.length > 0) {
-      const worker = idle.pop()!;
-      const job = queue.shift()!;
+    for (let worker = idle.pop(); worker !== undefined; worker = idle.pop()) {
+      const job = queue.shift();
+      if (job === undefined) {
+        idle.push(worker);
+        return;
+      }
       busy.set(worker, job);
       worker.postMessage(job.message);
     }
@@ -117,7 +120,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
       return Promise.reject(serviceUnavailable('The service is busy. Try again shortly.'));
     }
     return new Promise<T>((resolve, reject) => {
-      queue.push({ message, resolve: resolve as (value: never) => void, reject });
+      queue.push({ message, resolve: resolve, reject });
       dispatch();
     });
   };

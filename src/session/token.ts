@@ -78,7 +78,10 @@ export function createSessionTokenCodec(secret: string): SessionTokenCodec {
     const known = verdicts.get(token);
     if (known !== undefined) return known;
     const verdict = verdictOf(token);
-    if (verdicts.size >= REMEMBERED_VERDICTS) verdicts.delete(verdicts.keys().next().value!);
+    if (verdicts.size >= REMEMBERED_VERDICTS) {
+      const oldest = verdicts.keys().next();
+      if (oldest.done !== true) verdicts.delete(oldest.value);
+    }
     verdicts.set(token, verdict);
     return verdict;
   };

@@ -91,7 +91,7 @@ export async function startFakeGitHub(options: { clientId?: string; clientSecret
     response.end(JSON.stringify(body));
   };
 
-  const server = http.createServer(async (request, response) => {
+  const handle = async (request: http.IncomingMessage, response: http.ServerResponse): Promise<void> => {
     const url = new URL(request.url ?? '/', 'http://fake-github');
     const body = await readBody(request);
     requests.push({ method: request.method ?? '', path: url.pathname, headers: request.headers, body });
@@ -102,7 +102,8 @@ export async function startFakeGitHub(options: { clientId?: string; clientSecret
       if (failure === 'hang') return; // never answers; close() drops the socket
       if (failure === 'error500') return json(response, 500, { message: 'Server Error' });
       response.writeHead(200, { 'content-type': 'text/html' });
-      return response.end('<html>unicorn</html>');
+      response.end('<html>unicorn</html>');
+      return;
     }
 
     if (request.method === 'GET' && url.pathname === '/login/oauth/authorize') {
@@ -128,7 +129,8 @@ export async function startFakeGitHub(options: { clientId?: string; clientSecret
       }
       if (state !== null) back.searchParams.set('state', state);
       response.writeHead(302, { location: back.toString() });
-      return response.end();
+      response.end();
+      return;
     }
 
     if (request.method === 'POST' && url.pathname === '/login/oauth/access_token') {
@@ -138,7 +140,8 @@ export async function startFakeGitHub(options: { clientId?: string; clientSecret
         json(response, 200, { error, error_description: description, error_uri: 'https://docs.github.com/apps/oauth' });
       if (request.headers.accept !== 'application/json') {
         response.writeHead(200, { 'content-type': 'application/x-www-form-urlencoded' });
-        return response.end('error=not_json_requested');
+        response.end('error=not_json_requested');
+      return;
       }
       if (form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret) {
         return refuse('incorrect_client_credentials', 'The client_id and/or client_secret passed are incorrect.');
@@ -177,6 +180,12 @@ export async function startFakeGitHub(options: { clientId?: string; clientSecret
     }
 
     json(response, 404, { message: 'Not Found' });
+  };
+  // A fault in the fake itself answers 500, so the test sees it instead of a hung request.
+  const server = http.createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) json(response, 500, { message: `fake GitHub failed: ${String(error)}` });
+    });
   });
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
