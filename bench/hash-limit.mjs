@@ -15,12 +15,14 @@ while (Date.now() < end) { bcrypt.hashSync('benchmark-secret', workerData.rounds
 parentPort.postMessage(n);`;
 const started = Date.now();
 const counts = await Promise.all(
-  Array.from({ length: cores }, () =>
-    new Promise((resolve, reject) => {
-      const worker = new Worker(source, { eval: true, workerData: { bcryptPath, rounds: Number(rounds), ms: Number(seconds) * 1000 } });
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    }),
+  Array.from(
+    { length: cores },
+    () =>
+      new Promise((resolve, reject) => {
+        const worker = new Worker(source, { eval: true, workerData: { bcryptPath, rounds: Number(rounds), ms: Number(seconds) * 1000 } });
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      }),
   ),
 );
 const elapsed = (Date.now() - started) / 1000;

@@ -73,13 +73,29 @@ async function measure(label, env, backend) {
   try {
     console.error(`[${label}] register load, between two measures of the hash limit`);
     const limits = [await hashLimit()];
-    const register = await load({ url, method: 'POST', path: '/api/auth/register', body: { password: PASSWORD }, uniqueEmail: true, connections: 16, duration: SECONDS, headers: { 'content-type': 'application/json' } });
+    const register = await load({
+      url,
+      method: 'POST',
+      path: '/api/auth/register',
+      body: { password: PASSWORD },
+      uniqueEmail: true,
+      connections: 16,
+      duration: SECONDS,
+      headers: { 'content-type': 'application/json' },
+    });
     limits.push(await hashLimit());
     figures.registerRps = register.statuses['2xx'] / SECONDS;
 
     const me = await api(url, 'POST', '/api/auth/register', { json: { email: 'bench@bench.example', password: PASSWORD } });
     const cookie = me.cookie;
-    const loginSpec = { url, method: 'POST', path: '/api/auth/login', body: { email: 'bench@bench.example', password: PASSWORD }, connections: 16, headers: { 'content-type': 'application/json' } };
+    const loginSpec = {
+      url,
+      method: 'POST',
+      path: '/api/auth/login',
+      body: { email: 'bench@bench.example', password: PASSWORD },
+      connections: 16,
+      headers: { 'content-type': 'application/json' },
+    };
 
     console.error(`[${label}] login load, then the hash limit again`);
     const login = await load({ ...loginSpec, duration: SECONDS });
@@ -104,16 +120,35 @@ async function measure(label, env, backend) {
     await sleep(1500);
     const underLoad = await load({ url, path: '/api/auth/session', headers: { cookie }, connections: 8, duration: SECONDS });
     const backgroundLogin = await background;
-    figures.sessionUnderLogin = { rps: underLoad.statuses['2xx'] / SECONDS, p50: underLoad.p50, p99: underLoad.p99, loginRps: backgroundLogin.statuses['2xx'] / (SECONDS + 3) };
+    figures.sessionUnderLogin = {
+      rps: underLoad.statuses['2xx'] / SECONDS,
+      p50: underLoad.p50,
+      p99: underLoad.p99,
+      loginRps: backgroundLogin.statuses['2xx'] / (SECONDS + 3),
+    };
 
     console.error(`[${label}] refusals`);
     const refusal = async (spec) => {
       await warmUp(spec);
       return load({ ...spec, duration: Math.min(SECONDS, 5) });
     };
-    const bad400 = await refusal({ url, method: 'POST', path: '/api/auth/login', body: { email: 'not-an-email' }, headers: { 'content-type': 'application/json' }, connections: 32 });
+    const bad400 = await refusal({
+      url,
+      method: 'POST',
+      path: '/api/auth/login',
+      body: { email: 'not-an-email' },
+      headers: { 'content-type': 'application/json' },
+      connections: 32,
+    });
     const bad401 = await refusal({ url, path: '/api/auth/session', headers: { cookie: 'gatehouse_session=not.a.jwt' }, connections: 32 });
-    const bad429 = await refusal({ url, method: 'POST', path: '/api/auth/verify-email', body: { token: 'x' }, headers: { 'content-type': 'application/json' }, connections: 32 });
+    const bad429 = await refusal({
+      url,
+      method: 'POST',
+      path: '/api/auth/verify-email',
+      body: { token: 'x' },
+      headers: { 'content-type': 'application/json' },
+      connections: 32,
+    });
     figures.refusals = {
       r400: bad400.statuses['4xx'] / Math.min(SECONDS, 5),
       r401: bad401.statuses['4xx'] / Math.min(SECONDS, 5),
@@ -255,9 +290,15 @@ function postgresBackend(connectionString) {
       for (let i = 0; i < rows.length; i += 500) {
         const chunk = rows.slice(i, i + 500);
         const users = chunk.map((_, j) => `($${j * 3 + 1}, $${j * 3 + 2}, null, 0, '{}', $${j * 3 + 3})`).join(',');
-        await client.query(`insert into users (id, email, password_hash, email_verified, preferences, created_at) values ${users}`, chunk.flatMap((r) => [r.userId, `outstanding-${r.tokenId}@bench.example`, r.now]));
+        await client.query(
+          `insert into users (id, email, password_hash, email_verified, preferences, created_at) values ${users}`,
+          chunk.flatMap((r) => [r.userId, `outstanding-${r.tokenId}@bench.example`, r.now]),
+        );
         const tokens = chunk.map((_, j) => `($${j * 5 + 1}, $${j * 5 + 2}, $${j * 5 + 3}, $${j * 5 + 4}, $${j * 5 + 5})`).join(',');
-        await client.query(`insert into password_reset_tokens (id, user_id, secret_hash, expires_at, created_at) values ${tokens}`, chunk.flatMap((r) => [r.tokenId, r.userId, r.secretHash, r.now + 3_600_000, r.now]));
+        await client.query(
+          `insert into password_reset_tokens (id, user_id, secret_hash, expires_at, created_at) values ${tokens}`,
+          chunk.flatMap((r) => [r.tokenId, r.userId, r.secretHash, r.now + 3_600_000, r.now]),
+        );
       }
       await client.query('commit');
       await client.end();
@@ -290,7 +331,11 @@ try {
     try {
       runs.push({
         label: 'PostgreSQL + Redis',
-        figures: await measure('PostgreSQL + Redis', { ...commonEnv(), DATABASE_URL: benchUrl.toString(), REDIS_URL: redisUrl }, postgresBackend(benchUrl.toString())),
+        figures: await measure(
+          'PostgreSQL + Redis',
+          { ...commonEnv(), DATABASE_URL: benchUrl.toString(), REDIS_URL: redisUrl },
+          postgresBackend(benchUrl.toString()),
+        ),
       });
     } finally {
       await admin.query(`drop database if exists ${name} with (force)`);
@@ -310,16 +355,42 @@ const registerRatio = (f) => f.registerRps / mean(f.hashLimits[0], f.hashLimits[
 const loginRatio = (f) => f.loginRps / mean(f.hashLimits[1], f.hashLimits[2]);
 const fmt = (value, digits = 0) => (typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : String(value));
 const rows = [
-  ['hash limit (bcrypt cost 10, all cores): before register, between, after login', (f) => f.hashLimits.map((limit) => `${fmt(limit, 1)}/s`).join(', '), '', null],
+  [
+    'hash limit (bcrypt cost 10, all cores): before register, between, after login',
+    (f) => f.hashLimits.map((limit) => `${fmt(limit, 1)}/s`).join(', '),
+    '',
+    null,
+  ],
   ['login (to the mean limit around it)', (f) => `${fmt(f.loginRps, 1)}/s = ${fmt(loginRatio(f), 2)}×`, '≥ 0.90 × hash limit', (f) => loginRatio(f) >= 0.9],
-  ['register (to the mean limit around it)', (f) => `${fmt(f.registerRps, 1)}/s = ${fmt(registerRatio(f), 2)}×`, '≥ 0.80 × hash limit', (f) => registerRatio(f) >= 0.8],
+  [
+    'register (to the mean limit around it)',
+    (f) => `${fmt(f.registerRps, 1)}/s = ${fmt(registerRatio(f), 2)}×`,
+    '≥ 0.80 × hash limit',
+    (f) => registerRatio(f) >= 0.8,
+  ],
   ['session check alone', (f) => `${fmt(f.session.rps)}/s p50 ${f.session.p50} ms p99 ${f.session.p99} ms`, '≥ 8000/s', (f) => f.session.rps >= 8000],
-  ['session check alone: server main-thread CPU per request', (f) => (f.session.userMicros === undefined ? 'n/a' : `${fmt(f.session.userMicros)} µs user + ${fmt(f.session.kernelMicros)} µs kernel`), '', null],
-  ['session check while logins saturate', (f) => `${fmt(f.sessionUnderLogin.rps)}/s p50 ${f.sessionUnderLogin.p50} ms p99 ${f.sessionUnderLogin.p99} ms (logins ${fmt(f.sessionUnderLogin.loginRps, 1)}/s)`, 'p99 ≤ 10 ms', (f) => f.sessionUnderLogin.p99 <= 10],
+  [
+    'session check alone: server main-thread CPU per request',
+    (f) => (f.session.userMicros === undefined ? 'n/a' : `${fmt(f.session.userMicros)} µs user + ${fmt(f.session.kernelMicros)} µs kernel`),
+    '',
+    null,
+  ],
+  [
+    'session check while logins saturate',
+    (f) =>
+      `${fmt(f.sessionUnderLogin.rps)}/s p50 ${f.sessionUnderLogin.p50} ms p99 ${f.sessionUnderLogin.p99} ms (logins ${fmt(f.sessionUnderLogin.loginRps, 1)}/s)`,
+    'p99 ≤ 10 ms',
+    (f) => f.sessionUnderLogin.p99 <= 10,
+  ],
   ['refusal 400 (bad body)', (f) => `${fmt(f.refusals.r400)}/s`, '≥ 5000/s', (f) => f.refusals.r400 >= 5000],
   ['refusal 401 (malformed cookie)', (f) => `${fmt(f.refusals.r401)}/s`, '≥ 5000/s', (f) => f.refusals.r401 >= 5000],
   ['refusal 429 (rate limited)', (f) => `${fmt(f.refusals.r429)}/s`, '≥ 5000/s', (f) => f.refusals.r429 >= 5000],
-  ['reset confirm, 1 vs 10,000 tokens', (f) => `${fmt(f.resetConfirm.one, 1)} ms vs ${fmt(f.resetConfirm.many, 1)} ms = ${fmt(f.resetConfirm.ratio, 2)}×`, '≤ 1.20×', (f) => f.resetConfirm.ratio <= 1.2],
+  [
+    'reset confirm, 1 vs 10,000 tokens',
+    (f) => `${fmt(f.resetConfirm.one, 1)} ms vs ${fmt(f.resetConfirm.many, 1)} ms = ${fmt(f.resetConfirm.ratio, 2)}×`,
+    '≤ 1.20×',
+    (f) => f.resetConfirm.ratio <= 1.2,
+  ],
   ['login: unknown email / wrong password', (f) => `${fmt(f.parity.login, 3)}`, '0.90 – 1.10', (f) => f.parity.login >= 0.9 && f.parity.login <= 1.1],
   ['reset request: unknown / known email', (f) => `${fmt(f.parity.reset, 3)}`, '0.90 – 1.10', (f) => f.parity.reset >= 0.9 && f.parity.reset <= 1.1],
   ['peak RSS under load', (f) => `${fmt(f.peakRssMB, 1)} MB`, '≤ 150 MB', (f) => f.peakRssMB <= 150],

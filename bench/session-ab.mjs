@@ -63,7 +63,10 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-ab-'));
 const results = { before: [], after: [] };
 try {
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const [label, cli] of [['before', path.join(baseline, 'dist', 'cli.js')], ['after', CLI]]) {
+    for (const [label, cli] of [
+      ['before', path.join(baseline, 'dist', 'cli.js')],
+      ['after', CLI],
+    ]) {
       const figures = await sessionChecks(cli, dir);
       results[label].push(figures);
       console.log(`round ${round} ${label.padEnd(6)} ${figures.rps.toFixed(0)}/s  p99 ${figures.p99} ms  ${figures.userMicros.toFixed(0)} µs user`);
@@ -75,4 +78,6 @@ try {
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const before = median(results.before.map((r) => r.rps));
 const after = median(results.after.map((r) => r.rps));
-console.log(`session checks, median of ${ROUNDS}: before ${before.toFixed(0)}/s, after ${after.toFixed(0)}/s = ${(after / before).toFixed(3)}× (guard: ≥ 0.90×)`);
+console.log(
+  `session checks, median of ${ROUNDS}: before ${before.toFixed(0)}/s, after ${after.toFixed(0)}/s = ${(after / before).toFixed(3)}× (guard: ≥ 0.90×)`,
+);

@@ -282,7 +282,10 @@ async function soak() {
       name: 'session garbage',
       weight: 15,
       run: async (server) => {
-        const garbage = Math.random() < 0.5 ? 'not.a.jwt' : `${crypto.randomBytes(12).toString('base64url')}.${crypto.randomBytes(30).toString('base64url')}.${crypto.randomBytes(32).toString('base64url')}`;
+        const garbage =
+          Math.random() < 0.5
+            ? 'not.a.jwt'
+            : `${crypto.randomBytes(12).toString('base64url')}.${crypto.randomBytes(30).toString('base64url')}.${crypto.randomBytes(32).toString('base64url')}`;
         const r = await call(server, 'GET', '/api/auth/session', { cookie: `gatehouse_session=${garbage}` });
         record('session garbage', r.status, [401], r.text);
       },
@@ -417,7 +420,11 @@ async function soak() {
     record('final session sample', ok || session.status !== 200 ? session.status : 'wrong user', [200], session.text);
     if (ok) signedIn++;
   }
-  check(`a random sample of ${sample.length} signs in and reads its session on the other instance`, signedIn === sample.length && sample.length > 0, `${signedIn} of ${sample.length}`);
+  check(
+    `a random sample of ${sample.length} signs in and reads its session on the other instance`,
+    signedIn === sample.length && sample.length > 0,
+    `${signedIn} of ${sample.length}`,
+  );
 
   // --- stop: SIGTERM, exit 0 -----------------------------------------------------------------
   const exits = [];
@@ -460,27 +467,49 @@ async function soak() {
     const lastMB = average(last);
     return { name: servers[i].name, firstMB, lastMB, ratio: lastMB / firstMB, peakMB: Math.max(...list.map((s) => s.mb)), n: list.length };
   });
-  for (const r of rss) check(`instance ${r.name} RSS flat (last / first window ≤ 1.20)`, r.ratio <= 1.2, Number.isFinite(r.ratio) ? `${r.ratio.toFixed(2)}×` : 'no samples in a window');
+  for (const r of rss)
+    check(
+      `instance ${r.name} RSS flat (last / first window ≤ 1.20)`,
+      r.ratio <= 1.2,
+      Number.isFinite(r.ratio) ? `${r.ratio.toFixed(2)}×` : 'no samples in a window',
+    );
 
   const fmt = (value, digits = 1) => (Number.isFinite(value) ? value.toFixed(digits) : String(value));
-  console.log(`\nGatehouse soak — ${SECONDS} s, 2 instances, PostgreSQL + Redis, ${CONCURRENCY} in flight, bcrypt cost ${BCRYPT_ROUNDS}, ${os.availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}\n`);
+  console.log(
+    `\nGatehouse soak — ${SECONDS} s, 2 instances, PostgreSQL + Redis, ${CONCURRENCY} in flight, bcrypt cost ${BCRYPT_ROUNDS}, ${os.availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}\n`,
+  );
   console.log('| kind | requests | statuses | unexpected |');
   console.log('|---|---|---|---|');
   for (const [kind, entry] of stats) {
-    const statuses = [...entry.statuses].sort(([a], [b]) => String(a).localeCompare(String(b))).map(([s, n]) => `${s}: ${n}`).join(', ');
+    const statuses = [...entry.statuses]
+      .sort(([a], [b]) => String(a).localeCompare(String(b)))
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ');
     console.log(`| ${kind} | ${entry.requests} | ${statuses} | ${entry.unexpected} |`);
   }
   console.log(`| **all** | ${total} (${fmt(total / trafficSeconds)}/s) | 5xx: ${fiveXx} | ${unexpected} |`);
   console.log(`\n| instance | RSS first window | RSS last window | last / first | peak | samples |`);
   console.log('|---|---|---|---|---|---|');
-  for (const r of rss) console.log(`| ${r.name} | ${fmt(r.firstMB)} MB | ${fmt(r.lastMB)} MB | ${fmt(r.ratio, 2)}× ${r.ratio > 1.2 ? '**GROWTH > 20 %**' : ''} | ${fmt(r.peakMB)} MB | ${r.n} |`);
-  console.log(`\n(windows: ${fmt(WARMUP_SECONDS, 0)}–${fmt(WARMUP_SECONDS + window, 0)} s and the last ${fmt(window, 0)} s of ${fmt(trafficSeconds, 0)} s, sampled every ${RSS_SAMPLE_MS / 1000} s)`);
+  for (const r of rss)
+    console.log(
+      `| ${r.name} | ${fmt(r.firstMB)} MB | ${fmt(r.lastMB)} MB | ${fmt(r.ratio, 2)}× ${r.ratio > 1.2 ? '**GROWTH > 20 %**' : ''} | ${fmt(r.peakMB)} MB | ${r.n} |`,
+    );
+  console.log(
+    `\n(windows: ${fmt(WARMUP_SECONDS, 0)}–${fmt(WARMUP_SECONDS + window, 0)} s and the last ${fmt(window, 0)} s of ${fmt(trafficSeconds, 0)} s, sampled every ${RSS_SAMPLE_MS / 1000} s)`,
+  );
   console.log(`\nregistrations: ${registered.length} answered 201, ${stored} stored, ${signedIn} of ${sample.length} sampled signed in\n`);
   console.log('| check | result | ok |');
   console.log('|---|---|---|');
   for (const c of checks) console.log(`| ${c.name} | ${c.detail} | ${c.ok ? 'yes' : 'NO'} |`);
-  if (unexpectedExamples.length > 0) console.log(`\nunexpected answers (first ${unexpectedExamples.length}):\n${unexpectedExamples.map((e) => `  ${e}`).join('\n')}`);
-  if (errorLogs.length > 0) console.log(`\nserver error logs (first 5 of ${errorLogs.length}):\n${errorLogs.slice(0, 5).map((e) => `  ${e}`).join('\n')}`);
+  if (unexpectedExamples.length > 0)
+    console.log(`\nunexpected answers (first ${unexpectedExamples.length}):\n${unexpectedExamples.map((e) => `  ${e}`).join('\n')}`);
+  if (errorLogs.length > 0)
+    console.log(
+      `\nserver error logs (first 5 of ${errorLogs.length}):\n${errorLogs
+        .slice(0, 5)
+        .map((e) => `  ${e}`)
+        .join('\n')}`,
+    );
   const failed = checks.filter((c) => !c.ok);
   console.log(failed.length === 0 ? '\nsoak passed' : `\nsoak FAILED: ${failed.map((c) => c.name).join('; ')}`);
   return failed.length === 0 ? 0 : 1;

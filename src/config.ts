@@ -6,22 +6,14 @@
 import path from 'node:path';
 import { z } from 'zod';
 
-export type RateLimitName =
-  | 'register'
-  | 'login'
-  | 'passwordResetRequest'
-  | 'passwordResetConfirm'
-  | 'verifyEmail'
-  | 'resendVerification';
+export type RateLimitName = 'register' | 'login' | 'passwordResetRequest' | 'passwordResetConfirm' | 'verifyEmail' | 'resendVerification';
 
 export interface RateLimitRule {
   points: number;
   durationSeconds: number;
 }
 
-export type DatabaseTarget =
-  | { kind: 'sqlite'; filename: string }
-  | { kind: 'postgres'; connectionString: string };
+export type DatabaseTarget = { kind: 'sqlite'; filename: string } | { kind: 'postgres'; connectionString: string };
 
 export interface GitHubProviderConfig {
   clientId: string;
@@ -168,8 +160,7 @@ export function loadConfig(env: Env): Readonly<Config> {
   };
 
   const nodeEnv = read('NODE_ENV');
-  const mode: Config['mode'] =
-    nodeEnv === 'production' ? 'production' : nodeEnv === 'development' ? 'development' : 'default';
+  const mode: Config['mode'] = nodeEnv === 'production' ? 'production' : nodeEnv === 'development' ? 'development' : 'default';
 
   const port = integer('PORT', 3000, 0, 65535);
   const host = read('HOST') ?? '127.0.0.1';
@@ -204,10 +195,7 @@ export function loadConfig(env: Env): Readonly<Config> {
       problems.push('DATABASE_URL: expected postgres://user@host:port/db, sqlite:<path> or sqlite::memory:');
     }
   }
-  const dataDir =
-    database.kind === 'sqlite' && database.filename !== ':memory:'
-      ? path.dirname(path.resolve(database.filename))
-      : path.resolve('data');
+  const dataDir = database.kind === 'sqlite' && database.filename !== ':memory:' ? path.dirname(path.resolve(database.filename)) : path.resolve('data');
 
   const redisUrl = read('REDIS_URL') ?? null;
   if (redisUrl !== null && !/^rediss?:\/\//.test(redisUrl)) {
@@ -226,10 +214,9 @@ export function loadConfig(env: Env): Readonly<Config> {
   }
 
   const sessionExpiresInSeconds = integer('SESSION_EXPIRES_IN', 86400, 60, 31_536_000);
-  const sessionCookieName =
-    read('SESSION_COOKIE_NAME') ?? (mode === 'production' ? '__Host-gatehouse_session' : 'gatehouse_session');
+  const sessionCookieName = read('SESSION_COOKIE_NAME') ?? (mode === 'production' ? '__Host-gatehouse_session' : 'gatehouse_session');
   if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(sessionCookieName)) {
-    problems.push('SESSION_COOKIE_NAME: expected a cookie name (letters, digits and !#$%&\'*+-.^_`|~)');
+    problems.push("SESSION_COOKIE_NAME: expected a cookie name (letters, digits and !#$%&'*+-.^_`|~)");
   } else if (/^__(host|secure)-/i.test(sessionCookieName) && mode !== 'production') {
     // Browsers accept __Host- and __Secure- cookies only with Secure, which is set in production
     // only: outside it such a name would make every sign-in fail.
@@ -272,7 +259,10 @@ export function loadConfig(env: Env): Readonly<Config> {
 
   const loginPageUrl = read('LOGIN_PAGE_URL') ?? '/login';
   const defaultReturnTo = read('DEFAULT_RETURN_TO') ?? '/dashboard';
-  for (const [variable, value] of [['LOGIN_PAGE_URL', loginPageUrl], ['DEFAULT_RETURN_TO', defaultReturnTo]] as const) {
+  for (const [variable, value] of [
+    ['LOGIN_PAGE_URL', loginPageUrl],
+    ['DEFAULT_RETURN_TO', defaultReturnTo],
+  ] as const) {
     if (!value.startsWith('/') || value.startsWith('//') || value.includes('\\')) {
       problems.push(`${variable}: expected a path on this origin starting with /, got "${value}"`);
     }
@@ -319,7 +309,8 @@ export function loadConfig(env: Env): Readonly<Config> {
   }
 
   const appName = read('APP_NAME') ?? 'Gatehouse';
-  if (/[\r\n<>"]/.test(appName) || appName.length > 60) problems.push('APP_NAME: expected a plain name of at most 60 characters, without quotes, angle brackets or line breaks');
+  if (/[\r\n<>"]/.test(appName) || appName.length > 60)
+    problems.push('APP_NAME: expected a plain name of at most 60 characters, without quotes, angle brackets or line breaks');
   const smtpUrl = read('SMTP_URL') ?? null;
   if (smtpUrl !== null && !/^smtps?:\/\/[^\s]+$/.test(smtpUrl)) {
     problems.push('SMTP_URL: expected smtp://user:password@host:587 or smtps://user:password@host:465');

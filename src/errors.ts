@@ -77,11 +77,7 @@ export function conflict(code: ErrorCode, message: string): AppError {
   return new AppError(code, 409, message);
 }
 
-export function tooManyRequests(
-  code: 'rate_limited' | 'account_locked',
-  message: string,
-  retryAfterSeconds: number,
-): AppError {
+export function tooManyRequests(code: 'rate_limited' | 'account_locked', message: string, retryAfterSeconds: number): AppError {
   return new AppError(code, 429, message, { retryAfterSeconds: Math.max(1, Math.ceil(retryAfterSeconds)) });
 }
 

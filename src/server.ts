@@ -23,10 +23,7 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(
-  config: Readonly<Config>,
-  options: GatehouseOptions & { logger: Logger },
-): Promise<RunningServer> {
+export async function startServer(config: Readonly<Config>, options: GatehouseOptions & { logger: Logger }): Promise<RunningServer> {
   const { logger } = options;
   const gatehouse = await createGatehouse(config, options);
   let draining = false;
@@ -36,10 +33,10 @@ export async function startServer(
     port: config.port,
     fetch: (request: Request, env: HttpBindings | Http2Bindings) => {
       if (draining) {
-        return new Response(
-          JSON.stringify({ error: 'service_unavailable', message: 'The server is shutting down. Try again shortly.' }),
-          { status: 503, headers: { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' } },
-        );
+        return new Response(JSON.stringify({ error: 'service_unavailable', message: 'The server is shutting down. Try again shortly.' }), {
+          status: 503,
+          headers: { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' },
+        });
       }
       const { incoming } = env;
       const info = { remoteAddress: incoming.socket.remoteAddress, readBody: (maxBytes: number) => readNodeBody(incoming, maxBytes) };

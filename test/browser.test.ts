@@ -170,10 +170,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
 
   /** Waits until the message area shows text matching `pattern`, and returns it. */
   async function waitForMessage(page: Page, pattern: RegExp): Promise<string> {
-    await page.waitForFunction(
-      (source) => new RegExp(source).test(document.getElementById('message')?.textContent ?? ''),
-      pattern.source,
-    );
+    await page.waitForFunction((source) => new RegExp(source).test(document.getElementById('message')?.textContent ?? ''), pattern.source);
     return messageText(page);
   }
 
@@ -216,8 +213,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
 
     await page.fill('#email', email);
     await page.locator('#password').pressSequentially('abc');
-    const met = (): Promise<string[]> =>
-      page.$$eval('#password-rules .rule--met', (items) => items.map((item) => item.getAttribute('data-rule') ?? ''));
+    const met = (): Promise<string[]> => page.$$eval('#password-rules .rule--met', (items) => items.map((item) => item.getAttribute('data-rule') ?? ''));
     expect(await met()).toEqual(['lower']);
     expect(await page.locator('[data-rule="lower"] .rule-state').textContent()).toBe(' (done)');
     expect(await page.locator('[data-rule="digit"] .rule-state').textContent()).toBe(' (not yet)');
@@ -360,9 +356,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     await screenshots(page, 'forgot-password');
     await page.fill('#email', email);
     await page.click('button[type="submit"]');
-    expect(await waitForMessage(page, /If an account exists/)).toBe(
-      'If an account exists for this email address, we sent it a link to reset the password.',
-    );
+    expect(await waitForMessage(page, /If an account exists/)).toBe('If an account exists for this email address, we sent it a link to reset the password.');
     await screenshots(page, 'forgot-password-sent');
 
     await page.click('#dev-link-anchor');
@@ -445,9 +439,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     expect(await waitForMessage(page, /Try again/)).toBe('Too many attempts. Try again in 14 minutes.');
     await screenshots(page, 'login-rate-limited');
     await page.click('button[type="submit"]');
-    expect(await waitForMessage(page, /locked/)).toBe(
-      'This account is locked for now after too many failed sign-in attempts. Try again in 15 minutes.',
-    );
+    expect(await waitForMessage(page, /locked/)).toBe('This account is locked for now after too many failed sign-in attempts. Try again in 15 minutes.');
     await page.click('button[type="submit"]');
     expect(await waitForMessage(page, /seconds/)).toBe('Too many attempts. Try again in 45 seconds.');
     expect(page.url()).toMatch(/\/login$/);
@@ -522,18 +514,21 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
 
   /** What the page's own script sees of a fetch to Gatehouse with credentials. */
   function fetchFromPage(page: Page, url: string, init: { method: string; json?: unknown }) {
-    return page.evaluate(async ({ url, init }) => {
-      try {
-        const response = await fetch(url, {
-          method: init.method,
-          credentials: 'include',
-          ...(init.json === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(init.json) }),
-        });
-        return { status: response.status, body: await response.json() };
-      } catch (error) {
-        return { failed: String(error) };
-      }
-    }, { url, init });
+    return page.evaluate(
+      async ({ url, init }) => {
+        try {
+          const response = await fetch(url, {
+            method: init.method,
+            credentials: 'include',
+            ...(init.json === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(init.json) }),
+          });
+          return { status: response.status, body: await response.json() };
+        } catch (error) {
+          return { failed: String(error) };
+        }
+      },
+      { url, init },
+    );
   }
 
   test('cross-origin: a page on an origin that is not trusted can neither sign the user out nor read the session; a trusted front end can', async () => {

@@ -55,8 +55,23 @@ describe('loadConfig()', () => {
       REDIS_URL: 'localhost:6379',
       LOGIN_PAGE_URL: 'https://evil.example/login',
     });
-    for (const variable of ['PORT', 'BASE_URL', 'DATABASE_URL', 'JWT_SECRET', 'SESSION_EXPIRES_IN', 'BCRYPT_ROUNDS', 'RATE_LIMIT_LOGIN', 'LOCKOUT_DURATION', 'TRUST_PROXY', 'REDIS_URL', 'LOGIN_PAGE_URL']) {
-      expect(problems.some((p) => p.startsWith(`${variable}:`)), variable).toBe(true);
+    for (const variable of [
+      'PORT',
+      'BASE_URL',
+      'DATABASE_URL',
+      'JWT_SECRET',
+      'SESSION_EXPIRES_IN',
+      'BCRYPT_ROUNDS',
+      'RATE_LIMIT_LOGIN',
+      'LOCKOUT_DURATION',
+      'TRUST_PROXY',
+      'REDIS_URL',
+      'LOGIN_PAGE_URL',
+    ]) {
+      expect(
+        problems.some((p) => p.startsWith(`${variable}:`)),
+        variable,
+      ).toBe(true);
     }
     expect(problems.find((p) => p.startsWith('JWT_SECRET:'))).not.toContain('short');
   });
@@ -85,7 +100,10 @@ describe('loadConfig()', () => {
   test('windows and locks longer than 7 days, and odd Redis key prefixes, are refused by name', () => {
     const problems = problemsOf({ RATE_LIMIT_REGISTER: '5/200h', LOCKOUT_DURATION: '169h', REDIS_KEY_PREFIX: 'has space', LOCKOUT_MAX_FAILURES: '0' });
     for (const variable of ['RATE_LIMIT_REGISTER', 'LOCKOUT_DURATION', 'REDIS_KEY_PREFIX', 'LOCKOUT_MAX_FAILURES']) {
-      expect(problems.some((p) => p.startsWith(`${variable}:`)), variable).toBe(true);
+      expect(
+        problems.some((p) => p.startsWith(`${variable}:`)),
+        variable,
+      ).toBe(true);
     }
     expect(loadConfig({ RATE_LIMIT_REGISTER: '5/168h', LOCKOUT_DURATION: '168h' }).lockout.durationSeconds).toBe(604800);
   });

@@ -48,7 +48,7 @@ describeEachDialect('cross-site rules', (dialect) => {
   const session = () => t.request('GET', '/api/auth/session', { cookie });
   const auditRows = async () => (await t.database.kysely.selectFrom('audit_events').select('event_type').execute()).map((row) => row.event_type);
 
-  test('the spec\'s bodyless POSTs need no Content-Type: resend-verification, then logout', async () => {
+  test("the spec's bodyless POSTs need no Content-Type: resend-verification, then logout", async () => {
     const resent = await t.request('POST', '/api/auth/resend-verification', { cookie });
     expect(resent.status).toBe(200);
     const loggedOut = await t.request('POST', '/api/auth/logout', { cookie });
@@ -78,7 +78,10 @@ describeEachDialect('cross-site rules', (dialect) => {
     const body = await empty.json();
     expect(body.error).toBe('validation_error');
     expect(body.issues.map((issue: { path: string }) => issue.path).sort()).toEqual(['email', 'password']);
-    const form = await t.request('POST', '/api/auth/login', { body: 'email=sam%40example.com', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const form = await t.request('POST', '/api/auth/login', {
+      body: 'email=sam%40example.com',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(form.status).toBe(415);
     const big = await t.request('POST', '/api/auth/login', { json: { email: 'sam@example.com', password: 'x'.repeat(17 * 1024) } });
     expect(big.status).toBe(413);
@@ -132,7 +135,7 @@ describeEachDialect('cross-site rules', (dialect) => {
     expect((await session()).status).toBe(200);
   });
 
-  test('BASE_URL\'s origin and a trusted origin pass whatever Sec-Fetch-Site says; a request with neither header passes', async () => {
+  test("BASE_URL's origin and a trusted origin pass whatever Sec-Fetch-Site says; a request with neither header passes", async () => {
     const own = await t.request('POST', '/api/auth/resend-verification', { cookie, headers: { origin: OWN, 'sec-fetch-site': 'same-origin' } });
     expect(own.status).toBe(200);
     const trusted = await t.request('POST', '/api/auth/resend-verification', { cookie, headers: { origin: TRUSTED, 'sec-fetch-site': 'cross-site' } });
@@ -155,7 +158,10 @@ describeEachDialect('cross-site rules', (dialect) => {
     expect(other.headers.get('access-control-allow-credentials')).toBeNull();
     expect(other.headers.get('vary')).toMatch(/Origin/);
 
-    const refusedLogin = await t.request('POST', '/api/auth/login', { json: { email: 'sam@example.com', password: 'wrong-password-1' }, headers: { origin: TRUSTED } });
+    const refusedLogin = await t.request('POST', '/api/auth/login', {
+      json: { email: 'sam@example.com', password: 'wrong-password-1' },
+      headers: { origin: TRUSTED },
+    });
     expect(refusedLogin.status).toBe(401);
     expect(refusedLogin.headers.get('access-control-allow-origin')).toBe(TRUSTED);
   });
@@ -217,7 +223,16 @@ describe('TRUSTED_ORIGINS', () => {
   });
 
   test('anything that is not an origin stops the start, naming the variable', () => {
-    for (const bad of ['*', 'https://*.example.com', 'app.example.com', 'https://app.example.com/path', 'https://app.example.com?x=1', 'ftp://app.example.com', 'https://user@app.example.com', 'null']) {
+    for (const bad of [
+      '*',
+      'https://*.example.com',
+      'app.example.com',
+      'https://app.example.com/path',
+      'https://app.example.com?x=1',
+      'ftp://app.example.com',
+      'https://user@app.example.com',
+      'null',
+    ]) {
       const problems = problemsOf(bad);
       expect(problems, bad).toHaveLength(1);
       expect(problems[0], bad).toMatch(/^TRUSTED_ORIGINS: /);

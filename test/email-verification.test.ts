@@ -101,9 +101,7 @@ describeEachDialect('email verification (development mode)', (dialect) => {
     await t.close();
     t = await createTestGatehouse(dialect, { env: { NODE_ENV: 'development', RATE_LIMIT_RESEND_VERIFICATION: '100/15m' } });
     const { cookie } = await register();
-    const answers = await Promise.all(
-      Array.from({ length: 10 }, () => t.request('POST', '/api/auth/resend-verification', { json: {}, cookie })),
-    );
+    const answers = await Promise.all(Array.from({ length: 10 }, () => t.request('POST', '/api/auth/resend-verification', { json: {}, cookie })));
     const tokens: string[] = [];
     for (const answer of answers) tokens.push((await answer.json()).verificationToken);
     const statuses = [];

@@ -34,7 +34,10 @@ describeEachDialect('rate limits of the verification and reset endpoints', (dial
 
   test('resend-verification: 3 per 15 minutes per user, even from different IPs', async () => {
     await start();
-    const cookie = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email: 'resend@example.com', password: STRONG_PASSWORD } }), 'gatehouse_session')!;
+    const cookie = cookieFrom(
+      await t.request('POST', '/api/auth/register', { json: { email: 'resend@example.com', password: STRONG_PASSWORD } }),
+      'gatehouse_session',
+    )!;
     for (let i = 1; i <= 3; i++) {
       expect((await t.request('POST', '/api/auth/resend-verification', { json: {}, cookie, ip: `198.51.100.${i}` })).status).toBe(200);
     }
@@ -67,9 +70,17 @@ describeEachDialect('rate limits of the verification and reset endpoints', (dial
     for (let i = 1; i <= 5; i++) {
       await t.request('POST', '/api/auth/login', { json: { email: 'locked@example.com', password: 'Wrong-Password-1' }, ip: `198.51.100.${20 + i}` });
     }
-    expect((await t.request('POST', '/api/auth/login', { json: { email: 'locked@example.com', password: STRONG_PASSWORD }, ip: '198.51.100.40' })).status).toBe(429);
-    const { token } = await (await t.request('POST', '/api/auth/password-reset/request', { json: { email: 'locked@example.com' }, ip: '198.51.100.41' })).json();
-    expect((await t.request('POST', '/api/auth/password-reset/confirm', { json: { token, password: 'Brand-New-Pass-7' }, ip: '198.51.100.41' })).status).toBe(200);
-    expect((await t.request('POST', '/api/auth/login', { json: { email: 'locked@example.com', password: 'Brand-New-Pass-7' }, ip: '198.51.100.42' })).status).toBe(200);
+    expect((await t.request('POST', '/api/auth/login', { json: { email: 'locked@example.com', password: STRONG_PASSWORD }, ip: '198.51.100.40' })).status).toBe(
+      429,
+    );
+    const { token } = await (
+      await t.request('POST', '/api/auth/password-reset/request', { json: { email: 'locked@example.com' }, ip: '198.51.100.41' })
+    ).json();
+    expect((await t.request('POST', '/api/auth/password-reset/confirm', { json: { token, password: 'Brand-New-Pass-7' }, ip: '198.51.100.41' })).status).toBe(
+      200,
+    );
+    expect(
+      (await t.request('POST', '/api/auth/login', { json: { email: 'locked@example.com', password: 'Brand-New-Pass-7' }, ip: '198.51.100.42' })).status,
+    ).toBe(200);
   });
 });

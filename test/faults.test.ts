@@ -196,34 +196,41 @@ describe.skipIf(redisUrl === null)('Redis outage: logins keep answering', () => 
 
   const readiness = async (): Promise<Record<string, unknown>> => (await g.request('GET', '/readyz')).json() as Promise<Record<string, unknown>>;
 
-  test.each(['cut', 'stall'] as const)('Redis %s: correct logins 200, wrong ones 401, registrations 201, each within 5 s; /readyz degraded, then ready', async (fault) => {
-    const email = `redis-${fault}@example.com`;
-    expect((await g.request('POST', '/api/auth/register', { json: { email, password: STRONG_PASSWORD }, ip: '192.0.2.1' })).status).toBe(201);
-    expect(await readiness()).toMatchObject({ status: 'ready', limiter: 'redis' });
+  test.each(['cut', 'stall'] as const)(
+    'Redis %s: correct logins 200, wrong ones 401, registrations 201, each within 5 s; /readyz degraded, then ready',
+    async (fault) => {
+      const email = `redis-${fault}@example.com`;
+      expect((await g.request('POST', '/api/auth/register', { json: { email, password: STRONG_PASSWORD }, ip: '192.0.2.1' })).status).toBe(201);
+      expect(await readiness()).toMatchObject({ status: 'ready', limiter: 'redis' });
 
-    if (fault === 'cut') await relay.cut();
-    else relay.stall();
-    const answers: Answer[] = [];
-    for (let i = 0; i < 2; i++) {
-      const ip = `192.0.2.${10 + i}`;
-      answers.push(await timed('login', email, () => g.request('POST', '/api/auth/login', { json: { email, password: STRONG_PASSWORD }, ip })));
-      answers.push(await timed('login', email, () => g.request('POST', '/api/auth/login', { json: { email, password: 'Wrong-Password-1' }, ip })));
-      answers.push(await timed('register', `${fault}-${i}@example.com`, () => g.request('POST', '/api/auth/register', { json: { email: `${fault}-${i}@example.com`, password: STRONG_PASSWORD }, ip })));
-    }
-    expect(answers.map((a) => a.status)).toEqual([200, 401, 201, 200, 401, 201]);
-    for (const a of answers) expect(a.endedAt - a.startedAt, `${a.kind} ${a.email}`).toBeLessThanOrEqual(MAX_ANSWER_MS);
-    const degraded = await g.request('GET', '/readyz');
-    expect(degraded.status).toBe(200);
-    expect(await degraded.json()).toEqual({ status: 'degraded', database: 'ok', limiter: 'memory-fallback' });
+      if (fault === 'cut') await relay.cut();
+      else relay.stall();
+      const answers: Answer[] = [];
+      for (let i = 0; i < 2; i++) {
+        const ip = `192.0.2.${10 + i}`;
+        answers.push(await timed('login', email, () => g.request('POST', '/api/auth/login', { json: { email, password: STRONG_PASSWORD }, ip })));
+        answers.push(await timed('login', email, () => g.request('POST', '/api/auth/login', { json: { email, password: 'Wrong-Password-1' }, ip })));
+        answers.push(
+          await timed('register', `${fault}-${i}@example.com`, () =>
+            g.request('POST', '/api/auth/register', { json: { email: `${fault}-${i}@example.com`, password: STRONG_PASSWORD }, ip }),
+          ),
+        );
+      }
+      expect(answers.map((a) => a.status)).toEqual([200, 401, 201, 200, 401, 201]);
+      for (const a of answers) expect(a.endedAt - a.startedAt, `${a.kind} ${a.email}`).toBeLessThanOrEqual(MAX_ANSWER_MS);
+      const degraded = await g.request('GET', '/readyz');
+      expect(degraded.status).toBe(200);
+      expect(await degraded.json()).toEqual({ status: 'degraded', database: 'ok', limiter: 'memory-fallback' });
 
-    if (fault === 'cut') await relay.open();
-    else await relay.unstall();
-    const recoveryMs = await waitFor(async () => (await readiness()).status === 'ready', 8000);
-    console.info(
-      `Redis ${fault}: logins/registrations answered in ${Math.min(...answers.map((a) => a.endedAt - a.startedAt))}–` +
-        `${Math.max(...answers.map((a) => a.endedAt - a.startedAt))} ms; /readyz ready again ${recoveryMs} ms after restore`,
-    );
-  });
+      if (fault === 'cut') await relay.open();
+      else await relay.unstall();
+      const recoveryMs = await waitFor(async () => (await readiness()).status === 'ready', 8000);
+      console.info(
+        `Redis ${fault}: logins/registrations answered in ${Math.min(...answers.map((a) => a.endedAt - a.startedAt))}–` +
+          `${Math.max(...answers.map((a) => a.endedAt - a.startedAt))} ms; /readyz ready again ${recoveryMs} ms after restore`,
+      );
+    },
+  );
 });
 
 describe('SIGTERM under load', () => {
@@ -445,8 +452,14 @@ describe.skipIf(!('dir' in probe))('SQLite on a full or read-only disk', () => {
     await open.splice(0)[0]!.close();
     execFileSync('mount', ['-o', 'remount,ro', dir], { stdio: 'pipe' });
 
-    expect(() => openDatabase({ kind: 'sqlite', filename })).toThrow(expect.objectContaining({ code: 'SQLITE_CANTOPEN', message: expect.stringContaining(filename) }));
-    for (const [command, target] of [['serve', filename], ['serve', path.join(dir, 'fresh.db')], ['migrate', filename]] as const) {
+    expect(() => openDatabase({ kind: 'sqlite', filename })).toThrow(
+      expect.objectContaining({ code: 'SQLITE_CANTOPEN', message: expect.stringContaining(filename) }),
+    );
+    for (const [command, target] of [
+      ['serve', filename],
+      ['serve', path.join(dir, 'fresh.db')],
+      ['migrate', filename],
+    ] as const) {
       const started = Date.now();
       const result = await runCli([command], {
         DATABASE_URL: `sqlite:${target}`,

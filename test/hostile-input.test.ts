@@ -23,7 +23,22 @@ const oddStrings = fc.oneof(
   fc.string(),
   fc.string({ unit: 'grapheme', maxLength: 300 }),
   fc.string({ unit: 'binary', maxLength: 300 }),
-  fc.constantFrom('', ' ', '\u0000', '\u202e', '\ud800', '😀'.repeat(200), 'a'.repeat(20_000), '<script>alert(1)</script>', "' or 1=1 --", '${jndi:ldap://x}', '__proto__', 'constructor', 'user@example.com', STRONG_PASSWORD),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    '\u202e',
+    '\ud800',
+    '😀'.repeat(200),
+    'a'.repeat(20_000),
+    '<script>alert(1)</script>',
+    "' or 1=1 --",
+    '${jndi:ldap://x}',
+    '__proto__',
+    'constructor',
+    'user@example.com',
+    STRONG_PASSWORD,
+  ),
 );
 
 const jsonValues = fc.letrec((tie) => ({
@@ -63,7 +78,15 @@ const rawBodies = fc.oneof(
 
 const contentTypes = fc.oneof(
   fc.constant('application/json'),
-  fc.constantFrom('application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json;;;', '', 'APPLICATION/JSON'),
+  fc.constantFrom(
+    'application/json; charset=utf-8',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/json;;;',
+    '',
+    'APPLICATION/JSON',
+  ),
   fc.string({ maxLength: 40 }).filter((s) => /^[\x20-\x7e]*$/.test(s)),
 );
 
@@ -191,8 +214,13 @@ describeEachDialect('hostile input on the provider flow', (dialect) => {
     await github.close();
   });
 
-  const queryValues = fc.oneof(oddStrings, fc.constantFrom('', 'x', '%', '%00', '%E0%A4%A', '//evil.example', 'https://evil.example', '/.//evil.example', '\\\\evil'));
-  const queries = fc.dictionary(fc.constantFrom('code', 'state', 'error', 'error_description', 'return_to', 'error_uri', '__proto__', 'code[]'), queryValues, { maxKeys: 5 });
+  const queryValues = fc.oneof(
+    oddStrings,
+    fc.constantFrom('', 'x', '%', '%00', '%E0%A4%A', '//evil.example', 'https://evil.example', '/.//evil.example', '\\\\evil'),
+  );
+  const queries = fc.dictionary(fc.constantFrom('code', 'state', 'error', 'error_description', 'return_to', 'error_uri', '__proto__', 'code[]'), queryValues, {
+    maxKeys: 5,
+  });
 
   /** Every answer is a redirect onto this origin, or the JSON error shape; never a 5xx. */
   async function expectSafeAnswer(response: Response): Promise<void> {
@@ -209,7 +237,11 @@ describeEachDialect('hostile input on the provider flow', (dialect) => {
     await fc.assert(
       fc.asyncProperty(queries, cookies, async (query, cookie) => {
         const search = new URLSearchParams(query).toString();
-        const response = await t.request('GET', `/api/auth/callback/github?${search}`, cookie ? { cookie: cookie.replace('gatehouse_session', 'gatehouse_oauth') } : {});
+        const response = await t.request(
+          'GET',
+          `/api/auth/callback/github?${search}`,
+          cookie ? { cookie: cookie.replace('gatehouse_session', 'gatehouse_oauth') } : {},
+        );
         await expectSafeAnswer(response);
         expect(response.headers.getSetCookie().some((header) => header.startsWith('gatehouse_session='))).toBe(false);
       }),

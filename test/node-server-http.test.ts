@@ -64,7 +64,12 @@ describe('the Node server over HTTP', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bodies-'));
     server = await startServerProcess({
       cwd: dir,
-      env: { DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`, JWT_SECRET: 'bodies-test-secret-0123456789-0123456789', RATE_LIMIT_REGISTER: '1000/1m', RATE_LIMIT_LOGIN: '1000/1m' },
+      env: {
+        DATABASE_URL: `sqlite:${path.join(dir, 'db.sqlite')}`,
+        JWT_SECRET: 'bodies-test-secret-0123456789-0123456789',
+        RATE_LIMIT_REGISTER: '1000/1m',
+        RATE_LIMIT_LOGIN: '1000/1m',
+      },
     });
   });
 

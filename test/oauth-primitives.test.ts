@@ -170,7 +170,9 @@ describe('sealPendingSignIn() / openPendingSignIn()', () => {
     const value = sealPendingSignIn(secret, pending);
     expect(openPendingSignIn('another-secret-0123456789', value, now)).toEqual({ ok: false, problem: 'bad_signature' });
     const [payload, signature] = value.split('.');
-    const forged = Buffer.from(JSON.stringify({ p: 'github', s: 'attacker', c: pending.codeVerifier, r: '/x', e: pending.expiresAt.getTime() })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ p: 'github', s: 'attacker', c: pending.codeVerifier, r: '/x', e: pending.expiresAt.getTime() })).toString(
+      'base64url',
+    );
     expect(openPendingSignIn(secret, `${forged}.${signature}`, now)).toEqual({ ok: false, problem: 'bad_signature' });
     expect(openPendingSignIn(secret, undefined, now)).toEqual({ ok: false, problem: 'missing' });
     expect(openPendingSignIn(secret, payload, now)).toEqual({ ok: false, problem: 'malformed' });

@@ -11,7 +11,16 @@ import { createGatehouse } from '../src/gatehouse.js';
 import { createLogger } from '../src/logger.js';
 import { createCodeChallenge } from '../src/oauth/pkce.js';
 import { startFakeGitHub, type FakeGitHub, type FakeGitHubEmail } from './support/fake-github.js';
-import { STRONG_PASSWORD, TEST_JWT_SECRET, cookieFrom, createTestGatehouse, describeEachDialect, setCookieHeader, type Dialect, type TestGatehouse } from './support/harness.js';
+import {
+  STRONG_PASSWORD,
+  TEST_JWT_SECRET,
+  cookieFrom,
+  createTestGatehouse,
+  describeEachDialect,
+  setCookieHeader,
+  type Dialect,
+  type TestGatehouse,
+} from './support/harness.js';
 
 const PENDING = 'gatehouse_oauth';
 const SESSION = 'gatehouse_session';
@@ -119,7 +128,11 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(header).not.toMatch(/; Secure/);
     // The signed cookie holds this very state and the verifier behind the challenge; the
     // verifier itself never travels in the authorization request.
-    const payload = JSON.parse(Buffer.from(cookieFrom(response, PENDING)!.split('=')[1]!.split('.')[0]!, 'base64url').toString()) as { s: string; c: string; r: string };
+    const payload = JSON.parse(Buffer.from(cookieFrom(response, PENDING)!.split('=')[1]!.split('.')[0]!, 'base64url').toString()) as {
+      s: string;
+      c: string;
+      r: string;
+    };
     expect(payload.s).toBe(url.searchParams.get('state'));
     expect(createCodeChallenge(payload.c)).toBe(url.searchParams.get('code_challenge'));
     expect(location).not.toContain(payload.c);
@@ -143,7 +156,10 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
       expect(response.headers.get('cache-control'), name).toBe('no-store');
       expect(response.headers.get('x-frame-options'), name).toBe('DENY');
       expect(response.headers.get('x-request-id'), name).toMatch(/^[0-9a-f-]{36}$/);
-      expect(response.headers.getSetCookie().map((cookie) => cookie.split('=')[0]), name).toEqual(cookies);
+      expect(
+        response.headers.getSetCookie().map((cookie) => cookie.split('=')[0]),
+        name,
+      ).toEqual(cookies);
     }
   });
 
@@ -173,11 +189,26 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
 
     const accounts = await t.gatehouse.stores.accounts.listUserAccounts(user.id);
     expect(accounts).toHaveLength(1);
-    expect(accounts[0]).toMatchObject({ provider: 'github', providerAccountId: String(octo.id), providerLogin: 'octocat', scope: 'read:user user:email', refreshTokenEnc: null, accessTokenExpiresAt: null });
+    expect(accounts[0]).toMatchObject({
+      provider: 'github',
+      providerAccountId: String(octo.id),
+      providerLogin: 'octocat',
+      scope: 'read:user user:email',
+      refreshTokenEnc: null,
+      accessTokenExpiresAt: null,
+    });
 
     const [success, created] = await events();
-    expect(created).toMatchObject({ type: 'user_created', userId: user.id, metadata: { method: 'oauth', provider: 'github', providerUserId: String(octo.id), providerLogin: 'octocat' } });
-    expect(success).toMatchObject({ type: 'login_success', userId: user.id, metadata: { provider: 'github', providerUserId: String(octo.id), providerLogin: 'octocat', linkedBy: 'new_user' } });
+    expect(created).toMatchObject({
+      type: 'user_created',
+      userId: user.id,
+      metadata: { method: 'oauth', provider: 'github', providerUserId: String(octo.id), providerLogin: 'octocat' },
+    });
+    expect(success).toMatchObject({
+      type: 'login_success',
+      userId: user.id,
+      metadata: { provider: 'github', providerUserId: String(octo.id), providerLogin: 'octocat', linkedBy: 'new_user' },
+    });
   });
 
   test('GitHub is called as GitHub expects: JSON token request with the verifier, Bearer and User-Agent on the API', async () => {
@@ -320,7 +351,9 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
   test('another provider error code is named in the message, as plain text', async () => {
     const started = await start();
     const state = new URL(started.location).searchParams.get('state')!;
-    const url = new URL(`http://localhost:3000/api/auth/callback/github?error=redirect_uri_mismatch&error_description=${encodeURIComponent('The redirect_uri\r\nMUST match.')}&state=${state}`);
+    const url = new URL(
+      `http://localhost:3000/api/auth/callback/github?error=redirect_uri_mismatch&error_description=${encodeURIComponent('The redirect_uri\r\nMUST match.')}&state=${state}`,
+    );
     const { error, message } = loginPageError(await callback(url, started.cookie));
     expect(error).toBe('oauth_error');
     expect(message).toBe('GitHub reported an error (redirect_uri_mismatch): The redirect_uri MUST match.');
@@ -382,7 +415,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(await lastFailure()).toMatchObject({ metadata: { error: 'oauth_failed', reason: 'code_exchange', detail: 'bad_verification_code' } });
   });
 
-  test('PKCE stops an injected code: a code issued for another flow fails even with this flow\'s valid state', async () => {
+  test("PKCE stops an injected code: a code issued for another flow fails even with this flow's valid state", async () => {
     gitHubUser('victim2');
     const victim = await start();
     const attacker = await start();
@@ -449,7 +482,14 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(account!.accessTokenExpiresAt).toEqual(new Date(t.clock.now().getTime() + 28800 * 1000));
 
     const dump = await dumpDatabase();
-    for (const secret of [accessToken!, refreshToken!, back.searchParams.get('code')!, fake.clientSecret, AUTH_SECRET, cookieFrom(response, SESSION)!.split('=')[1]!]) {
+    for (const secret of [
+      accessToken!,
+      refreshToken!,
+      back.searchParams.get('code')!,
+      fake.clientSecret,
+      AUTH_SECRET,
+      cookieFrom(response, SESSION)!.split('=')[1]!,
+    ]) {
       expect(dump).not.toContain(secret);
     }
     const envelope = createEnvelope([KEY]);

@@ -66,7 +66,10 @@ describeEachDialect('email outbox', (dialect) => {
   test('a queued email whose link expired is never sent, and its body is dropped', async () => {
     const sent: string[] = [];
     await enqueue(1000);
-    const report = await deliverDueEmails({ outbox: stores.outbox, mailer: { send: async (e) => void sent.push(e.text) } }, new Date(clock.now().getTime() + 1000));
+    const report = await deliverDueEmails(
+      { outbox: stores.outbox, mailer: { send: async (e) => void sent.push(e.text) } },
+      new Date(clock.now().getTime() + 1000),
+    );
     expect(report.expired).toBe(1);
     expect(sent).toEqual([]);
     const [row] = await stores.outbox.listEmails(1);

@@ -18,8 +18,7 @@ describeEachDialect('password reset (development mode)', (dialect) => {
   });
 
   const requestReset = (email: string) => t.request('POST', '/api/auth/password-reset/request', { json: { email } });
-  const confirm = (token: unknown, password: unknown = NEW_PASSWORD) =>
-    t.request('POST', '/api/auth/password-reset/confirm', { json: { token, password } });
+  const confirm = (token: unknown, password: unknown = NEW_PASSWORD) => t.request('POST', '/api/auth/password-reset/confirm', { json: { token, password } });
   const login = (password: string) => t.request('POST', '/api/auth/login', { json: { email: 'rita@example.com', password } });
   async function tokenFor(email = 'rita@example.com'): Promise<string> {
     const body = await (await requestReset(email)).json();

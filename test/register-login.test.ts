@@ -13,8 +13,7 @@ describeEachDialect('register and login', (dialect) => {
     await t.close();
   });
 
-  const register = (email: string, password = STRONG_PASSWORD) =>
-    t.request('POST', '/api/auth/register', { json: { email, password } });
+  const register = (email: string, password = STRONG_PASSWORD) => t.request('POST', '/api/auth/register', { json: { email, password } });
   const login = (email: string, password = STRONG_PASSWORD, ip?: string) =>
     t.request('POST', '/api/auth/login', { json: { email, password }, ...(ip ? { ip } : {}) });
 
@@ -122,7 +121,14 @@ describeEachDialect('register and login', (dialect) => {
   });
 
   test('POST /register answers 400 for wrong types, arrays and null bodies', async () => {
-    for (const json of [{ email: 42, password: STRONG_PASSWORD }, { email: 'x@example.com', password: ['a'] }, [], null, 'text', { email: { $ne: null }, password: STRONG_PASSWORD }]) {
+    for (const json of [
+      { email: 42, password: STRONG_PASSWORD },
+      { email: 'x@example.com', password: ['a'] },
+      [],
+      null,
+      'text',
+      { email: { $ne: null }, password: STRONG_PASSWORD },
+    ]) {
       const response = await t.request('POST', '/api/auth/register', { json });
       expect(response.status, JSON.stringify(json)).toBe(400);
       expect((await response.json()).error).toBe('validation_error');

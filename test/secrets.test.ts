@@ -78,10 +78,10 @@ describeEachDialect('secrets at rest and in logs', (dialect) => {
         ENCRYPTION_KEY_BASE64: encryptionKey,
       }),
       {
-      clock,
-      logger,
-      database,
-      mailer: { send: async (email) => void emails.push(email) },
+        clock,
+        logger,
+        database,
+        mailer: { send: async (email) => void emails.push(email) },
       },
     );
     cleanups.push(() => gatehouse.close());
@@ -129,7 +129,10 @@ describeEachDialect('secrets at rest and in logs', (dialect) => {
     const resetEmails = emails.filter((e) => e.subject.includes('Reset'));
     resetEmails.forEach((e) => remember(linkToken(e.text)));
     // Reset requests run off the response path; a failure there would only be logged.
-    expect(logs.split('\n').filter((line) => line.includes('"level":50')), 'errors logged').toEqual([]);
+    expect(
+      logs.split('\n').filter((line) => line.includes('"level":50')),
+      'errors logged',
+    ).toEqual([]);
     const ownReset = linkToken(resetEmails.find((e) => e.to === 'secret@example.com')!.text);
     expect((await call('POST', '/api/auth/password-reset/confirm', { token: ownReset, password: passwords[1] })).status).toBe(200);
     const login = await call('POST', '/api/auth/login', { email: 'secret@example.com', password: passwords[1] });

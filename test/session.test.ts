@@ -97,7 +97,7 @@ describeEachDialect('sessions', (dialect) => {
     expect((await session(cookie)).status).toBe(401);
   });
 
-  test('POST /logout with no body and no Content-Type signs out (the spec\'s bodyless POST); a form body is 415', async () => {
+  test("POST /logout with no body and no Content-Type signs out (the spec's bodyless POST); a form body is 415", async () => {
     const form = await t.request('POST', '/api/auth/logout', { cookie, body: 'x=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     expect(form.status).toBe(415);
     expect((await session(cookie)).status).toBe(200);

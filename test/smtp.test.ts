@@ -108,7 +108,14 @@ describe.skipIf(!postgresUrl)('two senders on one PostgreSQL', () => {
     const second = await openTestDatabaseSharingSchema(database);
     const logger = createLogger({ level: 'silent' });
     const worker = (outboxStores: typeof stores) =>
-      drainOutbox({ outbox: outboxStores.outbox, mailer: createSmtpMailer({ url: smtp.url, from: 'a@b.example' }), clock: systemClock, logger, maxAttempts: 3, afterPurge: async () => {} });
+      drainOutbox({
+        outbox: outboxStores.outbox,
+        mailer: createSmtpMailer({ url: smtp.url, from: 'a@b.example' }),
+        clock: systemClock,
+        logger,
+        maxAttempts: 3,
+        afterPurge: async () => {},
+      });
     try {
       const [a, b] = await Promise.all([worker(stores), worker(createStores(second.kysely, 'postgres'))]);
       expect(a.sent + b.sent).toBe(count);

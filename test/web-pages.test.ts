@@ -63,7 +63,16 @@ describeEachDialect('pages', (dialect) => {
   });
 
   test('return_to on /login and /register never sends the browser to another host (dot segments included)', async () => {
-    const attacks = ['/.//evil.example', '/..//evil.example', '/%2e//evil.example', '/./%2e//evil.example', '//evil.example', '/\\evil.example', 'https://evil.example/x', '/\t/evil.example'];
+    const attacks = [
+      '/.//evil.example',
+      '/..//evil.example',
+      '/%2e//evil.example',
+      '/./%2e//evil.example',
+      '//evil.example',
+      '/\\evil.example',
+      'https://evil.example/x',
+      '/\t/evil.example',
+    ];
     for (const page of ['/login', '/register']) {
       for (const attack of attacks) {
         const text = await (await t.request('GET', `${page}?return_to=${encodeURIComponent(attack)}`)).text();
@@ -97,9 +106,7 @@ describeEachDialect('pages', (dialect) => {
   test('the login page shows error and message from the query as escaped text, in plain words', async () => {
     const response = await t.request('GET', `/login?error=oauth_failed&message=${encodeURIComponent('<img src=x onerror=alert(1)> "quoted"')}`);
     const page = await response.text();
-    expect(page).toContain(
-      'We could not finish signing you in with GitHub. Please try again. Details: &lt;img src=x onerror=alert(1)&gt; &quot;quoted&quot;',
-    );
+    expect(page).toContain('We could not finish signing you in with GitHub. Please try again. Details: &lt;img src=x onerror=alert(1)&gt; &quot;quoted&quot;');
     expect(page).not.toContain('<img');
 
     const unknown = await (await t.request('GET', `/login?error=${encodeURIComponent('<b>x</b>')}`)).text();
@@ -208,7 +215,10 @@ describeEachDialect('pages', (dialect) => {
   });
 
   test('the script and the stylesheet are served from this origin with their types, nosniff and an ETag', async () => {
-    for (const [path, type] of [['/assets/app.js', 'text/javascript'], ['/assets/app.css', 'text/css']] as const) {
+    for (const [path, type] of [
+      ['/assets/app.js', 'text/javascript'],
+      ['/assets/app.css', 'text/css'],
+    ] as const) {
       const response = await t.request('GET', path);
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toMatch(new RegExp(`^${type}`));

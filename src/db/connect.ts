@@ -222,9 +222,7 @@ export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResu
   // Kysely looks for its bookkeeping tables in every schema unless told which one: another
   // schema's kysely_migration (another app, another test run) would be taken for ours.
   const migrationTableSchema =
-    db.dialect === 'postgres'
-      ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema
-      : undefined;
+    db.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema : undefined;
   const migrator = new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => migrations },

@@ -33,11 +33,20 @@ const UNAVAILABLE_CODES = new Set([
 /** The database cannot serve right now: the client should retry later (503), not see a 500. */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const { code, message } = (error ?? {}) as DriverError;
-  if (typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08') || code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_BUSY'))) {
+  if (
+    typeof code === 'string' &&
+    (UNAVAILABLE_CODES.has(code) ||
+      code.startsWith('08') ||
+      code.startsWith('SQLITE_IOERR') ||
+      code.startsWith('SQLITE_READONLY') ||
+      code.startsWith('SQLITE_BUSY'))
+  ) {
     return true;
   }
   return (
     typeof message === 'string' &&
-    /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|Client has encountered a connection error/.test(message)
+    /Connection terminated|timeout exceeded when trying to connect|Query read timeout|connect ECONNREFUSED|Client has encountered a connection error/.test(
+      message,
+    )
   );
 }

@@ -21,8 +21,7 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
       resetTokens: createResetTokenStore(executor, dialect),
       outbox: createOutboxStore(executor, dialect),
       accounts: createAccountStore(executor),
-      transaction: (work) =>
-        inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true))),
+      transaction: (work) => (inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true)))),
     };
     return stores;
   };

@@ -50,7 +50,12 @@ export async function issueVerificationEmail(
   const expiresAt = new Date(now.getTime() + VERIFICATION_TOKEN_LIFETIME_MS);
   await stores.verificationTokens.replaceVerificationToken({ id, userId: user.id, secretHash: sha256Hex(secret), expiresAt, createdAt: now });
   const url = verificationUrl(deps.baseUrl, token);
-  await queueEmail(stores.outbox, user.email, renderVerificationEmail({ appName: deps.appName, url, lifetimeHours: VERIFICATION_TOKEN_LIFETIME_MS / 3_600_000 }), { now, linkExpiresAt: expiresAt });
+  await queueEmail(
+    stores.outbox,
+    user.email,
+    renderVerificationEmail({ appName: deps.appName, url, lifetimeHours: VERIFICATION_TOKEN_LIFETIME_MS / 3_600_000 }),
+    { now, linkExpiresAt: expiresAt },
+  );
   return { token, url };
 }
 
@@ -60,12 +65,7 @@ export async function verifyEmail(deps: VerificationDeps, token: string, ctx: Re
   await deps.limits.consume('verifyEmail', { ip: ctx.ip }, ctx.now);
   const parts = parseOneTimeToken(token);
   const record = parts ? await deps.stores.verificationTokens.findVerificationToken(parts.id) : null;
-  if (
-    parts === null ||
-    record === null ||
-    !hexDigestsEqual(sha256Hex(parts.secret), record.secretHash) ||
-    record.expiresAt.getTime() <= ctx.now.getTime()
-  ) {
+  if (parts === null || record === null || !hexDigestsEqual(sha256Hex(parts.secret), record.secretHash) || record.expiresAt.getTime() <= ctx.now.getTime()) {
     throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
   }
   const user = await deps.stores.transaction(async (tx) => {

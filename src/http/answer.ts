@@ -73,7 +73,10 @@ export function jsonAnswer(c: Context<AppEnv>, body: unknown, status = 200): Res
     cookies.length === 0
       ? { status, headers: { ...headers, 'Content-Type': JSON_CONTENT_TYPE } }
       : // Set-Cookie may repeat, which a plain record cannot hold: a list of pairs instead.
-        { status, headers: [...Object.entries(headers), ['Content-Type', JSON_CONTENT_TYPE], ...cookies.map((cookie) => ['Set-Cookie', cookie] as [string, string])] };
+        {
+          status,
+          headers: [...Object.entries(headers), ['Content-Type', JSON_CONTENT_TYPE], ...cookies.map((cookie) => ['Set-Cookie', cookie] as [string, string])],
+        };
   const response = new Response(JSON.stringify(body), init);
   builtFromRecord.add(response);
   return response;

@@ -16,9 +16,7 @@ export interface DeviceCookieSettings {
 }
 
 export function deviceCookieSettings(mode: 'production' | 'development' | 'default'): DeviceCookieSettings {
-  return mode === 'production'
-    ? { name: '__Host-gatehouse_device', secure: true }
-    : { name: 'gatehouse_device', secure: false };
+  return mode === 'production' ? { name: '__Host-gatehouse_device', secure: true } : { name: 'gatehouse_device', secure: false };
 }
 
 export function setDeviceCookie(c: Context<AppEnv>, settings: DeviceCookieSettings, value: string, now: Date): void {

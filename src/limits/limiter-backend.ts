@@ -11,13 +11,7 @@
  */
 import type { Redis as RedisClient } from 'ioredis';
 import type pg from 'pg';
-import {
-  RateLimiterMemory,
-  RateLimiterPostgres,
-  RateLimiterRedis,
-  type RateLimiterAbstract,
-  type RateLimiterRes,
-} from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
 import { requireOptional } from '../lazy-require.js';
 import type { Logger } from '../logger.js';
 
@@ -121,10 +115,7 @@ class StoreHealth {
       this.logger.info({ limiterStore: this.kind }, `rate limit store (${this.kind}) answers again; limits are shared across instances again`);
     } else if (!answeredByStore && !this.#degraded) {
       this.#degraded = true;
-      this.logger.warn(
-        { limiterStore: this.kind },
-        `rate limit store (${this.kind}) is unreachable; counting in this instance's memory until it returns`,
-      );
+      this.logger.warn({ limiterStore: this.kind }, `rate limit store (${this.kind}) is unreachable; counting in this instance's memory until it returns`);
     }
   }
 }
@@ -155,8 +146,7 @@ function wrap(limiter: RateLimiterAbstract, health: StoreHealth | null): Limiter
 function memoryBackend(): LimiterBackend {
   return {
     kind: 'memory',
-    createLimiter: ({ name, points, durationSeconds }) =>
-      wrap(new RateLimiterMemory({ keyPrefix: name, points, duration: durationSeconds }), null),
+    createLimiter: ({ name, points, durationSeconds }) => wrap(new RateLimiterMemory({ keyPrefix: name, points, duration: durationSeconds }), null),
     checkStatus: async () => 'memory',
     close: async () => {},
   };

@@ -36,7 +36,6 @@ const payloadSchema = z.object({
   e: z.number().int().positive(),
 });
 
-
 export function sealPendingSignIn(secret: string, pending: PendingSignIn): string {
   const payload = Buffer.from(
     JSON.stringify({ p: pending.provider, s: pending.state, c: pending.codeVerifier, r: pending.returnTo, e: pending.expiresAt.getTime() }),

@@ -82,9 +82,7 @@ export interface CallbackInput {
 
 export type SignInFailureCode = 'invalid_state' | 'oauth_error' | 'oauth_failed';
 
-export type CallbackOutcome =
-  | { ok: true; user: User; session: IssuedSession; returnTo: string }
-  | { ok: false; error: SignInFailureCode; message: string };
+export type CallbackOutcome = { ok: true; user: User; session: IssuedSession; returnTo: string } | { ok: false; error: SignInFailureCode; message: string };
 
 function requireProvider(deps: OAuthFlowDeps, providerId: string): { provider: OAuthProvider; setup: OAuthSetup } {
   if (!deps.knownProviders.includes(providerId)) throw notFound(`There is no sign-in provider named "${providerId}".`);
@@ -151,9 +149,10 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
   else if (opened.ok && input.state === undefined) reason = 'state_missing';
   else if (opened.ok && !isSameState(input.state ?? '', opened.pending.state)) reason = 'state_mismatch';
   if (!opened.ok || reason !== null) {
-    const message = reason === 'expired'
-      ? `The sign-in with ${name} took longer than 10 minutes. Please try again.`
-      : `The sign-in with ${name} could not be verified as started from this browser. Please try again.`;
+    const message =
+      reason === 'expired'
+        ? `The sign-in with ${name} took longer than 10 minutes. Please try again.`
+        : `The sign-in with ${name} could not be verified as started from this browser. Please try again.`;
     return fail('invalid_state', message, { reason, security: true });
   }
   const { pending } = opened;
@@ -161,9 +160,10 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
   if (input.error !== undefined) {
     const providerError = toSafeErrorCode(input.error);
     const description = input.errorDescription === undefined ? '' : plainText(input.errorDescription, 200);
-    const message = providerError === 'access_denied'
-      ? `The sign-in with ${name} was cancelled.`
-      : `${name} reported an error (${providerError})${description ? `: ${description}` : '.'}`;
+    const message =
+      providerError === 'access_denied'
+        ? `The sign-in with ${name} was cancelled.`
+        : `${name} reported an error (${providerError})${description ? `: ${description}` : '.'}`;
     return fail('oauth_error', message, { reason: 'provider_error', providerError });
   }
   if (input.code === undefined || input.code === '') {

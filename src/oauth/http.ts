@@ -32,11 +32,18 @@ export async function requestJSON(options: ProviderHTTPOptions, url: string, ini
     text = await response.text();
   } catch (error) {
     const timedOut = signal.aborted;
-    throw new ProviderRequestError({ kind: 'network', timedOut }, timedOut ? `No answer from ${new URL(url).host} within ${options.timeoutMs} ms` : `Could not reach ${new URL(url).host}`, { cause: error });
+    throw new ProviderRequestError(
+      { kind: 'network', timedOut },
+      timedOut ? `No answer from ${new URL(url).host} within ${options.timeoutMs} ms` : `Could not reach ${new URL(url).host}`,
+      { cause: error },
+    );
   }
   try {
     return { status: response.status, body: JSON.parse(text) as unknown };
   } catch {
-    throw new ProviderRequestError({ kind: 'unexpected_response', status: response.status }, `${new URL(url).host} answered HTTP ${response.status} without JSON`);
+    throw new ProviderRequestError(
+      { kind: 'unexpected_response', status: response.status },
+      `${new URL(url).host} answered HTTP ${response.status} without JSON`,
+    );
   }
 }

@@ -55,9 +55,7 @@ export interface OAuthProvider {
  * secret, so it is safe to log and to audit.
  */
 export type ProviderFailure =
-  | { kind: 'network'; timedOut: boolean }
-  | { kind: 'provider_error'; code: string }
-  | { kind: 'unexpected_response'; status: number };
+  { kind: 'network'; timedOut: boolean } | { kind: 'provider_error'; code: string } | { kind: 'unexpected_response'; status: number };
 
 export class ProviderRequestError extends Error {
   readonly failure: ProviderFailure;

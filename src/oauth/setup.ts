@@ -28,7 +28,10 @@ export function createOAuthSetup(
   if (config.oauthProblems.length > 0 || config.github === null || config.authSecret === null || config.encryptionKeys.length === 0) {
     return null;
   }
-  const http = { fetch: settings.fetch ?? ((input, init) => fetch(input, init)), timeoutMs: settings.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS } satisfies Required<ProviderHTTPSettings>;
+  const http = {
+    fetch: settings.fetch ?? ((input, init) => fetch(input, init)),
+    timeoutMs: settings.timeoutMs ?? DEFAULT_PROVIDER_TIMEOUT_MS,
+  } satisfies Required<ProviderHTTPSettings>;
   const providers = new Map<string, OAuthProvider>([['github', createGitHubProvider(config.github, http)]]);
   return { providers, authSecret: config.authSecret, envelope: createEnvelope(config.encryptionKeys) };
 }

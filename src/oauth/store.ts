@@ -18,10 +18,7 @@ export interface LinkedAccount {
   updatedAt: Date;
 }
 
-export type AccountTokenUpdate = Pick<
-  LinkedAccount,
-  'providerLogin' | 'accessTokenEnc' | 'refreshTokenEnc' | 'accessTokenExpiresAt' | 'scope' | 'updatedAt'
->;
+export type AccountTokenUpdate = Pick<LinkedAccount, 'providerLogin' | 'accessTokenEnc' | 'refreshTokenEnc' | 'accessTokenExpiresAt' | 'scope' | 'updatedAt'>;
 
 export interface AccountStore {
   findAccount(provider: string, providerAccountId: string): Promise<LinkedAccount | null>;

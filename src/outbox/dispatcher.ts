@@ -22,10 +22,7 @@ export function backoffMs(attempt: number): number {
   return Math.min(MAX_BACKOFF_MS, BASE_BACKOFF_MS * 2 ** Math.max(0, attempt - 1));
 }
 
-export async function deliverDueEmails(
-  deps: { outbox: OutboxStore; mailer: Mailer | null; maxAttempts?: number },
-  now: Date,
-): Promise<DeliveryReport> {
+export async function deliverDueEmails(deps: { outbox: OutboxStore; mailer: Mailer | null; maxAttempts?: number }, now: Date): Promise<DeliveryReport> {
   const report: DeliveryReport = { sent: 0, failed: 0, expired: await deps.outbox.expireStaleEmails(now) };
   if (deps.mailer === null) return report;
   const maxAttempts = deps.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;

@@ -3,12 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { OutboxStore } from './outbox.js';
 import type { RenderedEmail } from './templates.js';
 
-export async function queueEmail(
-  outbox: OutboxStore,
-  recipient: string,
-  email: RenderedEmail,
-  options: { now: Date; linkExpiresAt: Date },
-): Promise<void> {
+export async function queueEmail(outbox: OutboxStore, recipient: string, email: RenderedEmail, options: { now: Date; linkExpiresAt: Date }): Promise<void> {
   await outbox.enqueueEmail({
     id: randomUUID(),
     recipient,

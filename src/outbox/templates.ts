@@ -60,6 +60,9 @@ export function renderPasswordResetEmail(options: { appName: string; url: string
     intro: [`Someone asked to reset the password of the ${options.appName} account with this email address.`, 'To choose a new password, open this link:'],
     action: 'Choose a new password',
     url: options.url,
-    outro: [`The link works once and expires in ${lifetimeWords(options.lifetimeHours)}.`, 'If it was not you, ignore this email: your password stays as it is.'],
+    outro: [
+      `The link works once and expires in ${lifetimeWords(options.lifetimeHours)}.`,
+      'If it was not you, ignore this email: your password stays as it is.',
+    ],
   });
 }

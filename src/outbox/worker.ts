@@ -43,10 +43,14 @@ export async function runMailWorker(deps: MailWorkerDeps, options: { once: boole
     if (options.once) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, MAIL_POLL_INTERVAL_MS);
-      options.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      }, { once: true });
+      options.signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        { once: true },
+      );
     });
   } while (!options.signal.aborted);
 }
@@ -63,6 +67,10 @@ export function formatOutboxTable(emails: Awaited<ReturnType<OutboxStore['listEm
     (email.lastError ?? '').replace(/\s+/g, ' ').slice(0, 80),
   ]);
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }

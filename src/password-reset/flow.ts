@@ -58,11 +58,7 @@ export async function limitPasswordResetRequest(deps: Pick<ResetDeps, 'limits'>,
  * (`limitPasswordResetRequest`), which outside development mode answers the client first and
  * runs this off the response path: the answer then takes the same time for every email.
  */
-export async function requestPasswordReset(
-  deps: ResetDeps,
-  email: string,
-  ctx: RequestContext,
-): Promise<{ token: string; url: string } | null> {
+export async function requestPasswordReset(deps: ResetDeps, email: string, ctx: RequestContext): Promise<{ token: string; url: string } | null> {
   const user = await deps.stores.users.findUserByEmail(email);
   const { id, secret, token } = createOneTimeToken(deps.random);
   const secretHash = await deps.tokenHasher.hash(secret);
@@ -75,7 +71,10 @@ export async function requestPasswordReset(
   const recipient = user.email;
   await deps.stores.transaction(async (tx) => {
     await tx.resetTokens.replaceResetToken({ id, userId: user.id, secretHash, expiresAt, createdAt: ctx.now });
-    await queueEmail(tx.outbox, recipient, renderPasswordResetEmail({ appName: deps.appName, url, lifetimeHours: RESET_TOKEN_LIFETIME_MS / 3_600_000 }), { now: ctx.now, linkExpiresAt: expiresAt });
+    await queueEmail(tx.outbox, recipient, renderPasswordResetEmail({ appName: deps.appName, url, lifetimeHours: RESET_TOKEN_LIFETIME_MS / 3_600_000 }), {
+      now: ctx.now,
+      linkExpiresAt: expiresAt,
+    });
   });
   deps.onEmailQueued();
   await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: recipient, reason: 'password_reset_requested', accountFound: true });
@@ -84,11 +83,7 @@ export async function requestPasswordReset(
 
 const INVALID_TOKEN_MESSAGE = 'This reset link is invalid, expired or already used. Ask for a new one.';
 
-export async function confirmPasswordReset(
-  deps: ResetDeps,
-  input: { token: string; password: string },
-  ctx: RequestContext,
-): Promise<void> {
+export async function confirmPasswordReset(deps: ResetDeps, input: { token: string; password: string }, ctx: RequestContext): Promise<void> {
   await deps.limits.consume('passwordResetConfirm', { ip: ctx.ip }, ctx.now);
   const parts = parseOneTimeToken(input.token);
   const record = parts ? await deps.stores.resetTokens.findResetToken(parts.id) : null;

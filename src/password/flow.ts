@@ -48,11 +48,7 @@ export interface Credentials {
   password: string;
 }
 
-export async function registerWithPassword(
-  deps: PasswordFlowDeps,
-  credentials: Credentials,
-  ctx: RequestContext,
-): Promise<Registered> {
+export async function registerWithPassword(deps: PasswordFlowDeps, credentials: Credentials, ctx: RequestContext): Promise<Registered> {
   await deps.limits.consume('register', { ip: ctx.ip }, ctx.now);
   const { users } = deps.stores;
   // Checked before hashing so a taken email costs no bcrypt work; the unique index below
@@ -104,9 +100,7 @@ export async function loginWithPassword(
   // (the email's and the IP's locks) do not stop it, and its failures count against it alone.
   const device = options.deviceToken === undefined ? null : readDeviceToken(deps.device.key, options.deviceToken);
   const subjects: LockSubject[] =
-    device !== null && device.email === credentials.email
-      ? [{ device: device.nonce }]
-      : [{ email: credentials.email }, { ip: ctx.ip }];
+    device !== null && device.email === credentials.email ? [{ device: device.nonce }] : [{ email: credentials.email }, { ip: ctx.ip }];
   const lockedForSeconds = await deps.loginLock.lockedForSeconds(subjects, ctx.now);
   if (lockedForSeconds !== null) {
     await refuse('locked', tooManyRequests('account_locked', 'Too many failed logins. Try again later.', lockedForSeconds));

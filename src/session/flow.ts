@@ -26,11 +26,7 @@ export interface ValidSession {
   session: { id: string; expiresAt: Date };
 }
 
-export async function issueSession(
-  deps: SessionDeps,
-  userId: string,
-  now: Date,
-): Promise<IssuedSession> {
+export async function issueSession(deps: SessionDeps, userId: string, now: Date): Promise<IssuedSession> {
   const id = randomUUID();
   // JWT times have one-second resolution; the row keeps the same instant as the token.
   const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
@@ -40,11 +36,7 @@ export async function issueSession(
   return { id, token, expiresAt };
 }
 
-export async function validateSessionToken(
-  deps: Pick<SessionDeps, 'sessions' | 'tokens'>,
-  token: string,
-  now: Date,
-): Promise<ValidSession | null> {
+export async function validateSessionToken(deps: Pick<SessionDeps, 'sessions' | 'tokens'>, token: string, now: Date): Promise<ValidSession | null> {
   const claims = deps.tokens.verify(token, now);
   if (claims === null) return null;
   const found = await deps.sessions.findSessionWithUser(claims.sessionId);

@@ -5,18 +5,12 @@ import type { AppEnv } from '../http/env.js';
 import { readSessionCookie, type SessionCookieSettings } from './cookie.js';
 import { validateSessionToken, type SessionDeps, type ValidSession } from './flow.js';
 
-export async function readValidSession(
-  c: Context<AppEnv>,
-  deps: { session: SessionDeps; cookie: SessionCookieSettings },
-): Promise<ValidSession | null> {
+export async function readValidSession(c: Context<AppEnv>, deps: { session: SessionDeps; cookie: SessionCookieSettings }): Promise<ValidSession | null> {
   const token = readSessionCookie(c, deps.cookie);
   return token ? validateSessionToken(deps.session, token, c.get('requestContext').now) : null;
 }
 
-export async function requireSession(
-  c: Context<AppEnv>,
-  deps: { session: SessionDeps; cookie: SessionCookieSettings },
-): Promise<ValidSession> {
+export async function requireSession(c: Context<AppEnv>, deps: { session: SessionDeps; cookie: SessionCookieSettings }): Promise<ValidSession> {
   const valid = await readValidSession(c, deps);
   if (valid === null) throw unauthorized('not_authenticated', 'You are not signed in.');
   return valid;

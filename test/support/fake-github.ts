@@ -141,7 +141,7 @@ export async function startFakeGitHub(options: { clientId?: string; clientSecret
       if (request.headers.accept !== 'application/json') {
         response.writeHead(200, { 'content-type': 'application/x-www-form-urlencoded' });
         response.end('error=not_json_requested');
-      return;
+        return;
       }
       if (form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret) {
         return refuse('incorrect_client_credentials', 'The client_id and/or client_secret passed are incorrect.');
@@ -170,13 +170,18 @@ export async function startFakeGitHub(options: { clientId?: string; clientSecret
     }
 
     if (request.method === 'GET' && (url.pathname === '/user' || url.pathname === '/user/emails')) {
-      if (!request.headers['user-agent']) return json(response, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header' });
+      if (!request.headers['user-agent'])
+        return json(response, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header' });
       const bearer = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1];
       const login = bearer === undefined ? undefined : accessTokens.get(bearer);
       const user = login === undefined ? undefined : users.get(login);
       if (user === undefined) return json(response, 401, { message: 'Bad credentials' });
       if (url.pathname === '/user') return json(response, 200, { id: user.id, login: user.login, name: null, email: null, type: 'User' });
-      return json(response, 200, user.emails.map((e) => ({ ...e, visibility: e.primary ? 'private' : null })));
+      return json(
+        response,
+        200,
+        user.emails.map((e) => ({ ...e, visibility: e.primary ? 'private' : null })),
+      );
     }
 
     json(response, 404, { message: 'Not Found' });

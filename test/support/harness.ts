@@ -41,10 +41,7 @@ export async function openTestDatabase(
   const schema = `gh_test_${randomBytes(6).toString('hex')}`;
   const admin = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl, max: 1 }) }) });
   await sql`create schema ${sql.id(schema)}`.execute(admin);
-  const database = openDatabase(
-    { kind: 'postgres', connectionString: options.connectVia ?? postgresUrl },
-    { postgresSchema: schema, poolSize: 5 },
-  );
+  const database = openDatabase({ kind: 'postgres', connectionString: options.connectVia ?? postgresUrl }, { postgresSchema: schema, poolSize: 5 });
   return {
     database,
     async drop() {

@@ -19,12 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (col) => col.notNull())
     .addColumn('updated_at', 'bigint', (col) => col.notNull())
     .execute();
-  await db.schema
-    .createIndex('accounts_provider_account_uq')
-    .on('accounts')
-    .columns(['provider', 'provider_account_id'])
-    .unique()
-    .execute();
+  await db.schema.createIndex('accounts_provider_account_uq').on('accounts').columns(['provider', 'provider_account_id']).unique().execute();
   await db.schema.createIndex('accounts_user_id_idx').on('accounts').column('user_id').execute();
 }
 

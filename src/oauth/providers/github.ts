@@ -35,9 +35,7 @@ const userResponse = z.object({
   login: z.string().min(1),
 });
 
-const emailsResponse = z.array(
-  z.object({ email: z.string(), primary: z.boolean(), verified: z.boolean() }),
-);
+const emailsResponse = z.array(z.object({ email: z.string(), primary: z.boolean(), verified: z.boolean() }));
 
 export function createGitHubProvider(config: GitHubProviderConfig, http: ProviderHTTPOptions): OAuthProvider {
   const apiHeaders = (accessToken: string): Record<string, string> => ({
@@ -100,15 +98,15 @@ export function createGitHubProvider(config: GitHubProviderConfig, http: Provide
         accessToken: parsed.data.access_token,
         refreshToken: parsed.data.refresh_token ?? null,
         accessTokenExpiresInSeconds: parsed.data.expires_in ?? null,
-        grantedScopes: (parsed.data.scope ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0),
+        grantedScopes: (parsed.data.scope ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s.length > 0),
       };
     },
 
     async fetchProfile(tokens): Promise<ProviderProfile> {
-      const [user, emails] = await Promise.all([
-        getAPI('/user', tokens.accessToken, userResponse),
-        getAPI('/user/emails', tokens.accessToken, emailsResponse),
-      ]);
+      const [user, emails] = await Promise.all([getAPI('/user', tokens.accessToken, userResponse), getAPI('/user/emails', tokens.accessToken, emailsResponse)]);
       // GitHub refuses tokens to users whose primary email is unverified, but the flow does
       // not rely on that: it is told exactly what GitHub says.
       const primary = emails.find((entry) => entry.primary) ?? null;
