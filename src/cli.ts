@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * @module The `gatehouse` command: `serve` (default) runs the server, `migrate` applies the
- * database migrations. Configuration comes from the environment (README).
+ * database migrations. Configuration comes from the environment (docs/configuration.md).
  */
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
@@ -14,7 +14,7 @@ import { createLogger } from './logger.js';
 import { startServer } from './server.js';
 
 const USAGE = `Usage: gatehouse [serve|migrate|mail|outbox]
-  serve          run the server (default); configuration from the environment, see the README
+  serve          run the server (default); configuration from the environment, see docs/configuration.md
   migrate        apply pending database migrations and exit
   mail [--once]  send queued emails over SMTP_URL until stopped (--once: send what is due, then exit)
   outbox [--limit N]  list queued, sent and dead emails (never their links)`;

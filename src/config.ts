@@ -73,7 +73,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** Documented defaults; the spec fixes register and login, the rest are ours (README). */
+/** Documented defaults; the spec fixes register and login, the rest are ours (docs/configuration.md). */
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>> = Object.freeze({
   register: { points: 5, durationSeconds: 15 * 60 },
   login: { points: 10, durationSeconds: 15 * 60 },

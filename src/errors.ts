@@ -44,7 +44,7 @@ export class AppError extends Error {
   ) {
     // An AppError is an answer to the client (a 4xx, a 503), not a fault: it is never logged with
     // a stack, so none is captured. Capturing one deep in a request's async chain cost about 7 %
-    // of a refusal (README, Performance). A cause keeps its own stack.
+    // of a refusal (docs/performance.md). A cause keeps its own stack.
     const stackTraceLimit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
     super(message, { cause: options.cause });

@@ -3,7 +3,7 @@
  *
  * Through the WHATWG Request, a body costs a full Request object, a web ReadableStream bridged
  * from the Node stream, and a stream read: measured, that was most of the cost of a refusal with
- * a body (400, 429) and the main source of garbage under load (README, Performance). The core
+ * a body (400, 429) and the main source of garbage under load (docs/performance.md). The core
  * never sees this module: it receives `readBody` as an optional host capability (http/env.ts).
  */
 import type { IncomingMessage } from 'node:http';

@@ -6,7 +6,7 @@
  * name and value as it is set, and which the Node adapter must then iterate (sorted) back into a
  * plain object before writing. Measured on this project's machine, a bare Hono app answering
  * with the ten headers every API answer carries did 17,500 answers/s set through `c.header()`,
- * 27,000/s given as a plain record (README, Performance). Here each request collects its
+ * 27,000/s given as a plain record (docs/performance.md). Here each request collects its
  * headers — X-Request-Id, the API's security headers, cookies, Retry-After — in a plain record,
  * and `jsonAnswer` hands that record to the Response as it is, which the Node adapter writes
  * without conversion.

@@ -6,7 +6,7 @@
  * Signed and verified with fast-jwt rather than jose: jose computes HMAC through WebCrypto,
  * which Node runs on the libuv thread pool — every session check would wait for a pool thread,
  * behind password hashes under load. fast-jwt uses node:crypto's synchronous HMAC (a few
- * microseconds), so a session check needs no thread-pool round trip (README, Performance).
+ * microseconds), so a session check needs no thread-pool round trip (docs/performance.md).
  *
  * A session cookie is checked on every request of the application behind Gatehouse, so the codec
  * remembers the verdict on a bounded number of recent tokens: their claims, or that they were

@@ -1,7 +1,7 @@
 /**
  * @module HTML building blocks for the pages: a template in which every interpolation is escaped
  * (escape-html.ts), and the page layout. Pages carry no inline script or style, so the Content-Security-
- * Policy can forbid both (see headers.ts).
+ * Policy can forbid both (see src/http/security-headers.ts).
  */
 
 import { escapeHtml } from '../escape-html.js';
