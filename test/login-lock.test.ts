@@ -93,13 +93,71 @@ describeEachDialect('login lock', (dialect) => {
     expect((await locked.json()).error).toBe('account_locked');
   });
 
-  test('a successful login clears the counts: 4 failures, a success, 4 failures do not lock', async () => {
+  test("a successful login clears the email's count: 4 failures, a success, 4 failures (from another address) do not lock", async () => {
     const g = await start();
     await register(g, 'clear@example.com');
     for (let i = 1; i <= 4; i++) await login(g, 'clear@example.com', WRONG);
     expect((await login(g, 'clear@example.com', STRONG_PASSWORD)).status).toBe(200);
-    for (let i = 1; i <= 4; i++) expect((await login(g, 'clear@example.com', WRONG)).status).toBe(401);
-    expect((await login(g, 'clear@example.com', STRONG_PASSWORD)).status).toBe(200);
+    for (let i = 1; i <= 4; i++) expect((await login(g, 'clear@example.com', WRONG, '198.51.100.77')).status).toBe(401);
+    expect((await login(g, 'clear@example.com', STRONG_PASSWORD, '198.51.100.77')).status).toBe(200);
+  });
+
+  test("a successful login does not clear its IP's count: signing in to one's own account between guesses does not reset a spraying address", async () => {
+    const g = await start();
+    await register(g, 'sprayer@example.com');
+    for (let i = 1; i <= 4; i++) expect((await login(g, `victim${i}@example.com`, WRONG)).status).toBe(401);
+    expect((await login(g, 'sprayer@example.com', STRONG_PASSWORD)).status).toBe(200);
+    expect((await login(g, 'victim5@example.com', WRONG)).status).toBe(401);
+    const locked = await login(g, 'victim6@example.com', WRONG);
+    expect(locked.status).toBe(429);
+    expect((await locked.json()).error).toBe('account_locked');
+  });
+
+  test('the lock cannot be raced: of 20 concurrent wrong logins for one email, at most LOCKOUT_MAX_FAILURES reach bcrypt, the others get 429', async () => {
+    const pool = createHashPool({ size: 2 });
+    const bcrypt = createBcryptHasher({ rounds: 4, pool });
+    let verifications = 0;
+    t = await createTestGatehouse(dialect, {
+      overrides: {
+        hasher: {
+          hash: (password) => bcrypt.hash(password),
+          verify: (password, hash) => {
+            verifications++;
+            return bcrypt.verify(password, hash);
+          },
+        },
+      },
+    });
+    const g = t;
+    await register(g, 'race@example.com');
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => login(g, 'race@example.com', WRONG, `198.51.100.${100 + i}`)));
+    const statuses = answers.map((answer) => answer.status);
+    expect(verifications).toBeLessThanOrEqual(5);
+    expect(statuses.filter((status) => status === 401).length).toBe(verifications);
+    expect(statuses.filter((status) => status === 429).length).toBe(20 - verifications);
+    // And from one address: the IP's count is raced the same way.
+    verifications = 0;
+    const fromOneIp = await Promise.all(Array.from({ length: 20 }, (_, i) => login(g, `spray${i}@example.com`, WRONG, '198.51.100.250')));
+    expect(verifications).toBeLessThanOrEqual(5);
+    expect(fromOneIp.filter((answer) => answer.status === 429).length).toBe(20 - verifications);
+    // The right password is then refused too: the account is locked, not just busy.
+    expect((await login(g, 'race@example.com', STRONG_PASSWORD, '198.51.100.99')).status).toBe(429);
+    await pool.close();
+  });
+
+  test('attempts crowding the last slot are refused, not locked: once the in-flight one succeeds, the email is clear', async () => {
+    const g = await start();
+    await register(g, 'busy@example.com');
+    for (let i = 1; i <= 4; i++) await login(g, 'busy@example.com', WRONG, `198.51.100.${10 + i}`);
+    // One slot left: of three concurrent logins with the right password, the first to count itself
+    // is served; the others are refused while it is in flight, or served after it cleared the
+    // count. Afterwards the email's count is clear.
+    const answers = await Promise.all([1, 2, 3].map((i) => login(g, 'busy@example.com', STRONG_PASSWORD, `198.51.100.${20 + i}`)));
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses).toContain(200);
+    expect(statuses.every((status) => status === 200 || status === 429)).toBe(true);
+    for (let i = 1; i <= 4; i++) expect((await login(g, 'busy@example.com', WRONG, `198.51.100.${30 + i}`)).status).toBe(401);
+    expect((await login(g, 'busy@example.com', STRONG_PASSWORD, '198.51.100.40')).status).toBe(200);
   });
 
   test('failures spread over a window boundary still add up', async () => {
@@ -126,7 +184,7 @@ describeEachDialect('login lock', (dialect) => {
     await register(g, 'cfg@example.com');
     for (let i = 1; i <= 2; i++) await login(g, 'cfg@example.com', WRONG);
     expect((await login(g, 'cfg@example.com', STRONG_PASSWORD)).status).toBe(200);
-    for (let i = 1; i <= 3; i++) expect((await login(g, 'cfg@example.com', WRONG)).status).toBe(401);
+    for (let i = 1; i <= 3; i++) expect((await login(g, 'cfg@example.com', WRONG, '198.51.100.60')).status).toBe(401);
     const locked = await login(g, 'cfg@example.com', STRONG_PASSWORD);
     expect(locked.status).toBe(429);
     expect(locked.headers.get('retry-after')).toBe('120');

@@ -58,7 +58,35 @@ async function expectLockAtFifthFailure(env: Record<string, string>, expectedLim
   }
 }
 
+/** 20 wrong logins for one email at once, half to each instance: at most 5 reach bcrypt (401), the rest 429. */
+async function expectNoRaceAcrossInstances(env: Record<string, string>): Promise<void> {
+  const a = await serve(env);
+  const b = await serve(env);
+  expect((await post(a, '/api/auth/register', { email: 'race@example.com', password: PASSWORD })).status).toBe(201);
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, (_, i) => post(i % 2 === 0 ? a : b, '/api/auth/login', { email: 'race@example.com', password: WRONG })),
+  );
+  const statuses = answers.map((answer) => answer.status);
+  const checked = statuses.filter((status) => status === 401).length;
+  expect(checked, statuses.join(' ')).toBeGreaterThanOrEqual(1);
+  expect(checked, statuses.join(' ')).toBeLessThanOrEqual(5);
+  expect(statuses.filter((status) => status === 429).length).toBe(20 - checked);
+  expect((await post(b, '/api/auth/login', { email: 'race@example.com', password: PASSWORD })).status).toBe(429);
+}
+
 describe.skipIf(postgresUrl === null)('two server processes', () => {
+  test.skipIf(redisUrl === null)('on one PostgreSQL and one Redis: 20 concurrent wrong logins over both, at most 5 checked', async () => {
+    await expectNoRaceAcrossInstances({
+      DATABASE_URL: await throwawaySchemaUrl(),
+      REDIS_URL: redisUrl!,
+      REDIS_KEY_PREFIX: `gh-test-${randomBytes(6).toString('hex')}`,
+    });
+  });
+
+  test('on one PostgreSQL without Redis: 20 concurrent wrong logins over both, at most 5 checked', async () => {
+    await expectNoRaceAcrossInstances({ DATABASE_URL: await throwawaySchemaUrl() });
+  });
+
   test.skipIf(redisUrl === null)('on one PostgreSQL and one Redis: failed logins spread over both lock the account at the 5th', async () => {
     const env = { DATABASE_URL: await throwawaySchemaUrl(), REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `gh-test-${randomBytes(6).toString('hex')}` };
     await expectLockAtFifthFailure(env, 'redis');

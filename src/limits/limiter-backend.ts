@@ -39,8 +39,10 @@ export interface LimiterOptions {
 export interface Limiter {
   /** Resolves with the new count; rejects with a RateLimiterRes past `points`. */
   consume(key: string): Promise<RateLimiterRes>;
-  /** Adds one and resolves with the new count; never refuses. */
+  /** Adds one and resolves with the new count; never refuses. Atomic in every store. */
   increment(key: string): Promise<number>;
+  /** Takes one back (a reservation that turned out not to count). Atomic in every store. */
+  decrement(key: string): Promise<void>;
   /** The stored count, 0 when absent. */
   read(key: string): Promise<number>;
   write(key: string, points: number, durationSeconds: number): Promise<void>;
@@ -81,6 +83,10 @@ class InsuranceLimiter extends RateLimiterMemory {
   override penalty(key: string | number, points?: number, options: CallOptions = {}): Promise<RateLimiterRes> {
     options[ANSWERED_BY_INSURANCE] = true;
     return super.penalty(key, points, options);
+  }
+  override reward(key: string | number, points?: number, options: CallOptions = {}): Promise<RateLimiterRes> {
+    options[ANSWERED_BY_INSURANCE] = true;
+    return super.reward(key, points, options);
   }
   override get(key: string | number, options: CallOptions = {}): Promise<RateLimiterRes | null> {
     options[ANSWERED_BY_INSURANCE] = true;
@@ -133,6 +139,9 @@ function wrap(limiter: RateLimiterAbstract, health: StoreHealth | null): Limiter
   return {
     consume: (key) => tracked((options) => limiter.consume(key, 1, options)),
     increment: async (key) => (await tracked((options) => limiter.penalty(key, 1, options))).consumedPoints,
+    decrement: async (key) => {
+      await tracked((options) => limiter.reward(key, 1, options));
+    },
     read: async (key) => (await tracked((options) => limiter.get(key, options)))?.consumedPoints ?? 0,
     write: async (key, points, durationSeconds) => {
       await tracked((options) => limiter.set(key, points, durationSeconds, options));

@@ -101,10 +101,12 @@ export async function loginWithPassword(
   const device = options.deviceToken === undefined ? null : readDeviceToken(deps.device.key, options.deviceToken);
   const subjects: LockSubject[] =
     device !== null && device.email === credentials.email ? [{ device: device.nonce }] : [{ email: credentials.email }, { ip: ctx.ip }];
-  const lockedForSeconds = await deps.loginLock.lockedForSeconds(subjects, ctx.now);
-  if (lockedForSeconds !== null) {
-    await refuse('locked', tooManyRequests('account_locked', 'Too many failed logins. Try again later.', lockedForSeconds));
+  // Counted before the hash, so concurrent guesses cannot all slip past the lock (login-lock.ts).
+  const reservation = await deps.loginLock.reserve(subjects, ctx.now);
+  if ('refusedForSeconds' in reservation) {
+    return refuse('locked', tooManyRequests('account_locked', 'Too many failed logins. Try again later.', reservation.refusedForSeconds));
   }
+  const attempt = reservation.reserved;
 
   const user = await users.findUserByEmail(credentials.email);
   // Always one bcrypt compare, against a dummy hash when there is no user, so an unknown email
@@ -112,7 +114,7 @@ export async function loginWithPassword(
   const passwordMatches = await deps.hasher.verify(credentials.password, user?.passwordHash ?? null);
   if (user === null || !passwordMatches) {
     // Unknown emails are counted and locked like known ones: a lock must not reveal an account.
-    const lockedNow = await deps.loginLock.recordFailure(subjects, ctx.now);
+    const lockedNow = await deps.loginLock.recordFailure(attempt, ctx.now);
     await recordAudit(audit, ctx, 'login_failure', user?.id ?? null, {
       email: credentials.email,
       reason: user === null ? 'unknown_email' : 'wrong_password',
@@ -121,9 +123,14 @@ export async function loginWithPassword(
     });
     throw unauthorized('invalid_credentials', 'The email or password is incorrect.');
   }
-  // A successful login clears the failures counted against the email and the IP (SPEC §8),
-  // whichever lane it came through, and the device's own.
-  await deps.loginLock.recordSuccess([...subjects, ...(device === null ? [] : [{ email: credentials.email }, { ip: ctx.ip }])], ctx.now);
+  // A successful login clears the failures counted against the email (SPEC §8), whichever lane it
+  // came through, and the device's own. Not the IP's: one's own account between guesses at others
+  // would otherwise reset a spraying address's count.
+  await deps.loginLock.recordSuccess(
+    attempt,
+    ctx.now,
+    device === null ? [{ email: credentials.email }] : [{ device: device.nonce }, { email: credentials.email }],
+  );
   await users.recordLogin(user.id, ctx.now);
   const session = await issueSession(deps.session, user.id, ctx.now);
   // A new nonce at every login (OWASP): a token that leaked from an old login stops counting.
