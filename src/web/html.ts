@@ -56,24 +56,26 @@ export function messageArea(message?: LayoutOptions['message']): SafeHtml {
 
 export function renderLayout(options: LayoutOptions): string {
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
-        <title>${options.title} · Gatehouse</title>
-        <link rel="icon" href="data:," />
-        <link rel="stylesheet" href="/assets/app.css" />
-        <script src="/assets/app.js" defer></script>
-      </head>
-      <body data-page="${options.page}" data-dev-mode="${options.devMode ? 'true' : 'false'}">
-        <a class="skip-link" href="#main">Skip to the form</a>
-        <header class="site-header"><span class="brand">Gatehouse</span></header>
-        <main id="main" class="card">
-          <h1>${options.title}</h1>
-          <noscript><p class="notice">These pages need JavaScript to talk to the server. Turn it on and reload the page.</p></noscript>
-          ${messageArea(options.message)} ${options.body}
-        </main>
-      </body>
-    </html> `.value;
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${options.title} · Gatehouse</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/assets/app.css">
+<script src="/assets/app.js" defer></script>
+</head>
+<body data-page="${options.page}" data-dev-mode="${options.devMode ? 'true' : 'false'}">
+<a class="skip-link" href="#main">Skip to the form</a>
+<header class="site-header"><span class="brand">Gatehouse</span></header>
+<main id="main" class="card">
+<h1>${options.title}</h1>
+<noscript><p class="notice">These pages need JavaScript to talk to the server. Turn it on and reload the page.</p></noscript>
+${messageArea(options.message)}
+${options.body}
+</main>
+</body>
+</html>
+`.value;
 }

@@ -23,35 +23,28 @@ const PASSWORD_RULES: readonly { id: string; text: string }[] = [
 
 function passwordRules(): SafeHtml {
   return html`<div class="rules" id="password-rules">
-    <p id="password-rules-title">Your password needs:</p>
-    <ul aria-labelledby="password-rules-title">
-      ${PASSWORD_RULES.map(
-        (rule) =>
-          html`<li class="rule" data-rule="${rule.id}" data-min="${PASSWORD_MIN_LENGTH}" data-max="${PASSWORD_MAX_LENGTH}">
-            ${rule.text}<span class="visually-hidden rule-state"> (not yet)</span>
-          </li> `,
-      )}
-    </ul>
-  </div>`;
+<p id="password-rules-title">Your password needs:</p>
+<ul aria-labelledby="password-rules-title">
+${PASSWORD_RULES.map(
+  (rule) =>
+    html`<li class="rule" data-rule="${rule.id}" data-min="${PASSWORD_MIN_LENGTH}" data-max="${PASSWORD_MAX_LENGTH}">${rule.text}<span class="visually-hidden rule-state"> (not yet)</span></li>\n`,
+)}</ul>
+</div>`;
 }
 
 function newPasswordField(label: string): SafeHtml {
   return html`<div class="field">
-      <label for="password">${label}</label>
-      <input id="password" name="password" type="password" autocomplete="new-password" required aria-describedby="password-rules" data-check-rules />
-      <div class="show-password">
-        <input id="show-password" type="checkbox" data-show-password="password" /><label for="show-password">Show password</label>
-      </div>
-    </div>
-    ${passwordRules()}`;
+<label for="password">${label}</label>
+<input id="password" name="password" type="password" autocomplete="new-password" required aria-describedby="password-rules" data-check-rules>
+<div class="show-password"><input id="show-password" type="checkbox" data-show-password="password"><label for="show-password">Show password</label></div>
+</div>
+${passwordRules()}`;
 }
 
 /** A region that app.js fills with the development-mode link; hidden until then. */
 function devLinkArea(ctx: PageContext): SafeHtml | null {
   return ctx.devMode
-    ? html`<div id="dev-link" class="dev-link" hidden>
-        <p><strong>Development mode:</strong> no email is needed. <a id="dev-link-anchor" href="#"></a></p>
-      </div>`
+    ? html`<div id="dev-link" class="dev-link" hidden><p><strong>Development mode:</strong> no email is needed. <a id="dev-link-anchor" href="#"></a></p></div>`
     : null;
 }
 
@@ -69,26 +62,26 @@ export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): st
     devMode: ctx.devMode,
     message: options.message,
     body: html`<form method="post" action="/login" novalidate data-api="/api/auth/login" data-return-to="${options.returnTo}">
-        <div class="field">
-          <label for="email">Email address</label>
-          <input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus />
-        </div>
-        <div class="field">
-          <label for="password">Password</label>
-          <input id="password" name="password" type="password" autocomplete="current-password" required />
-        </div>
-        <button type="submit" class="primary" data-busy-text="Signing in…">Sign in</button>
-      </form>
-      ${
-        options.githubStartUrl === null
-          ? null
-          : html`<p class="or">or</p>
-              <p><a class="button secondary" id="github-sign-in" href="${options.githubStartUrl}">Sign in with GitHub</a></p>`
-      }
-      <nav class="links" aria-label="Other actions">
-        <p><a href="/forgot-password">Forgot your password?</a></p>
-        <p>New here? <a href="/register">Create an account</a></p>
-      </nav>`,
+<div class="field">
+<label for="email">Email address</label>
+<input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
+</div>
+<div class="field">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required>
+</div>
+<button type="submit" class="primary" data-busy-text="Signing in…">Sign in</button>
+</form>
+${
+  options.githubStartUrl === null
+    ? null
+    : html`<p class="or">or</p>
+<p><a class="button secondary" id="github-sign-in" href="${options.githubStartUrl}">Sign in with GitHub</a></p>`
+}
+<nav class="links" aria-label="Other actions">
+<p><a href="/forgot-password">Forgot your password?</a></p>
+<p>New here? <a href="/register">Create an account</a></p>
+</nav>`,
   });
 }
 
@@ -98,18 +91,18 @@ export function renderRegisterPage(ctx: PageContext, options: { returnTo: string
     page: 'register',
     devMode: ctx.devMode,
     body: html`<form method="post" action="/register" novalidate data-api="/api/auth/register" data-return-to="${options.returnTo}">
-        <div class="field">
-          <label for="email">Email address</label>
-          <input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus />
-        </div>
-        ${newPasswordField('Password')}
-        <button type="submit" class="primary" data-busy-text="Creating your account…">Create account</button>
-      </form>
-      ${devLinkArea(ctx)}
-      <p id="continue" hidden><a class="button primary" href="${options.returnTo}">Continue</a></p>
-      <nav class="links" aria-label="Other actions">
-        <p>Already have an account? <a href="/login">Sign in</a></p>
-      </nav>`,
+<div class="field">
+<label for="email">Email address</label>
+<input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
+</div>
+${newPasswordField('Password')}
+<button type="submit" class="primary" data-busy-text="Creating your account…">Create account</button>
+</form>
+${devLinkArea(ctx)}
+<p id="continue" hidden><a class="button primary" href="${options.returnTo}">Continue</a></p>
+<nav class="links" aria-label="Other actions">
+<p>Already have an account? <a href="/login">Sign in</a></p>
+</nav>`,
   });
 }
 
@@ -119,17 +112,17 @@ export function renderForgotPasswordPage(ctx: PageContext): string {
     page: 'forgot-password',
     devMode: ctx.devMode,
     body: html`<p>Enter the email address of your account. We will send it a link to choose a new password.</p>
-      <form method="post" action="/forgot-password" novalidate data-api="/api/auth/password-reset/request">
-        <div class="field">
-          <label for="email">Email address</label>
-          <input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus />
-        </div>
-        <button type="submit" class="primary" data-busy-text="Sending…">Send the link</button>
-      </form>
-      ${devLinkArea(ctx)}
-      <nav class="links" aria-label="Other actions">
-        <p><a href="/login">Back to sign in</a></p>
-      </nav>`,
+<form method="post" action="/forgot-password" novalidate data-api="/api/auth/password-reset/request">
+<div class="field">
+<label for="email">Email address</label>
+<input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
+</div>
+<button type="submit" class="primary" data-busy-text="Sending…">Send the link</button>
+</form>
+${devLinkArea(ctx)}
+<nav class="links" aria-label="Other actions">
+<p><a href="/login">Back to sign in</a></p>
+</nav>`,
   });
 }
 
@@ -142,9 +135,7 @@ export function renderResetPasswordPage(ctx: PageContext, options: { token: stri
       page: 'reset-password',
       devMode: ctx.devMode,
       message: { kind: 'error', text: MISSING_TOKEN_TEXT },
-      body: html`<nav class="links" aria-label="Other actions">
-        <p><a href="/forgot-password">Ask for a new link</a></p>
-      </nav>`,
+      body: html`<nav class="links" aria-label="Other actions"><p><a href="/forgot-password">Ask for a new link</a></p></nav>`,
     });
   }
   return renderLayout({
@@ -152,14 +143,14 @@ export function renderResetPasswordPage(ctx: PageContext, options: { token: stri
     page: 'reset-password',
     devMode: ctx.devMode,
     body: html`<form method="post" action="/reset-password" novalidate data-api="/api/auth/password-reset/confirm">
-        <input type="hidden" name="token" value="${options.token}" />
-        ${newPasswordField('New password')}
-        <button type="submit" class="primary" data-busy-text="Saving…">Save the new password</button>
-      </form>
-      <p id="continue" hidden><a class="button primary" href="/login">Sign in</a></p>
-      <nav class="links" aria-label="Other actions">
-        <p><a href="/forgot-password">Ask for a new link</a></p>
-      </nav>`,
+<input type="hidden" name="token" value="${options.token}">
+${newPasswordField('New password')}
+<button type="submit" class="primary" data-busy-text="Saving…">Save the new password</button>
+</form>
+<p id="continue" hidden><a class="button primary" href="/login">Sign in</a></p>
+<nav class="links" aria-label="Other actions">
+<p><a href="/forgot-password">Ask for a new link</a></p>
+</nav>`,
   });
 }
 
@@ -170,9 +161,7 @@ export function renderVerifyEmailPage(ctx: PageContext, options: { token: string
       page: 'verify-email',
       devMode: ctx.devMode,
       message: { kind: 'error', text: MISSING_TOKEN_TEXT },
-      body: html`<nav class="links" aria-label="Other actions">
-        <p><a href="/dashboard">Go to your account</a></p>
-      </nav>`,
+      body: html`<nav class="links" aria-label="Other actions"><p><a href="/dashboard">Go to your account</a></p></nav>`,
     });
   }
   return renderLayout({
@@ -180,11 +169,11 @@ export function renderVerifyEmailPage(ctx: PageContext, options: { token: string
     page: 'verify-email',
     devMode: ctx.devMode,
     body: html`<form method="post" action="/verify-email" novalidate data-api="/api/auth/verify-email">
-        <p>Press Confirm to finish verifying your email address.</p>
-        <input type="hidden" name="token" value="${options.token}" />
-        <button type="submit" class="primary" data-busy-text="Confirming…">Confirm</button>
-      </form>
-      <p id="continue" hidden><a class="button primary" href="/dashboard">Go to your account</a></p>`,
+<p>Press Confirm to finish verifying your email address.</p>
+<input type="hidden" name="token" value="${options.token}">
+<button type="submit" class="primary" data-busy-text="Confirming…">Confirm</button>
+</form>
+<p id="continue" hidden><a class="button primary" href="/dashboard">Go to your account</a></p>`,
   });
 }
 
@@ -195,27 +184,23 @@ export function renderDashboardPage(ctx: PageContext, options: { user: PublicUse
     page: 'dashboard',
     devMode: ctx.devMode,
     body: html`<dl class="account">
-        <dt>Signed in as</dt>
-        <dd id="account-email">${user.email ?? 'an account without an email address'}</dd>
-        <dt>Email address</dt>
-        <dd>
-          <span id="verification-status" class="status status--${user.emailVerified ? 'verified' : 'unverified'}"
-            >${user.email === null ? 'None to verify' : user.emailVerified ? 'Verified' : 'Not verified yet'}</span
-          >
-        </dd>
-      </dl>
-      ${
-        user.email !== null && !user.emailVerified
-          ? html`<p>Check your inbox for the link that confirms your email address.</p>
-              <form method="post" action="/dashboard" novalidate data-api="/api/auth/resend-verification" id="resend-form">
-                <button type="submit" class="secondary" data-busy-text="Sending…">Send the verification email again</button>
-              </form>
-              ${devLinkArea(ctx)}`
-          : null
-      }
-      <form method="post" action="/dashboard" novalidate data-api="/api/auth/logout" id="sign-out-form">
-        <button type="submit" class="primary" data-busy-text="Signing out…">Sign out</button>
-      </form>`,
+<dt>Signed in as</dt>
+<dd id="account-email">${user.email ?? 'an account without an email address'}</dd>
+<dt>Email address</dt>
+<dd><span id="verification-status" class="status status--${user.emailVerified ? 'verified' : 'unverified'}">${user.email === null ? 'None to verify' : user.emailVerified ? 'Verified' : 'Not verified yet'}</span></dd>
+</dl>
+${
+  user.email !== null && !user.emailVerified
+    ? html`<p>Check your inbox for the link that confirms your email address.</p>
+<form method="post" action="/dashboard" novalidate data-api="/api/auth/resend-verification" id="resend-form">
+<button type="submit" class="secondary" data-busy-text="Sending…">Send the verification email again</button>
+</form>
+${devLinkArea(ctx)}`
+    : null
+}
+<form method="post" action="/dashboard" novalidate data-api="/api/auth/logout" id="sign-out-form">
+<button type="submit" class="primary" data-busy-text="Signing out…">Sign out</button>
+</form>`,
   });
 }
 
@@ -226,8 +211,6 @@ export function renderNoScriptPage(ctx: PageContext): string {
     page: 'no-script',
     devMode: ctx.devMode,
     message: { kind: 'error', text: 'This form is sent by JavaScript, which did not run. Turn JavaScript on, go back and try again.' },
-    body: html`<nav class="links" aria-label="Other actions">
-      <p><a href="/login">Back to sign in</a></p>
-    </nav>`,
+    body: html`<nav class="links" aria-label="Other actions"><p><a href="/login">Back to sign in</a></p></nav>`,
   });
 }
