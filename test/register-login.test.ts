@@ -103,8 +103,8 @@ describeEachDialect('register and login', (dialect) => {
   });
 
   test('passwords are NFKC-normalised: full-width and ASCII forms are one password', async () => {
-    expect((await register('nfkc@example.com', 'Ｐａｓｓｗｏｒｄ１！')).status).toBe(201);
-    expect((await login('nfkc@example.com', 'Password1!')).status).toBe(200);
+    expect((await register('nfkc@example.com', 'Ｇａｔｅ－Ｋｅｅｐｅｒ１！')).status).toBe(201);
+    expect((await login('nfkc@example.com', 'Gate-Keeper1!')).status).toBe(200);
   });
 
   test('POST /register answers 400 for malformed, over-long and missing emails', async () => {

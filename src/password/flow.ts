@@ -15,6 +15,7 @@ import type { RequestContext } from '../request-context.js';
 import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
+import { assertNotCommonPassword, contextWordsFor } from './common-passwords.js';
 import type { PasswordHasher } from './hasher.js';
 
 export interface PasswordFlowDeps {
@@ -49,6 +50,8 @@ export interface Credentials {
 }
 
 export async function registerWithPassword(deps: PasswordFlowDeps, credentials: Credentials, ctx: RequestContext): Promise<Registered> {
+  // Still validation, so before the limit: a refused body does not use up the allowance.
+  assertNotCommonPassword(credentials.password, contextWordsFor(deps.verification.appName, credentials.email));
   await deps.limits.consume('register', { ip: ctx.ip }, ctx.now);
   const { users } = deps.stores;
   // Checked before hashing so a taken email costs no bcrypt work; the unique index below

@@ -4,6 +4,7 @@
  * length counts Unicode code points, so a password in any script is measured as a person would.
  */
 import { z } from 'zod';
+import { COMMON_PASSWORD_MESSAGE, isCommonPassword } from './common-passwords.js';
 
 export const PASSWORD_MIN_LENGTH = 8;
 export const PASSWORD_MAX_LENGTH = 128;
@@ -27,9 +28,14 @@ export function checkPasswordRules(password: string): string[] {
   return broken;
 }
 
-/** A new password: every broken rule becomes its own issue on the field. */
+/**
+ * A new password: every broken rule becomes its own issue on the field, and so does being a
+ * common password (common-passwords.ts). The flows add the context words (the app's name, the
+ * email), which the field alone does not know.
+ */
 export const newPasswordSchema = z.string().superRefine((password, ctx) => {
   for (const message of checkPasswordRules(password)) ctx.addIssue({ code: 'custom', message });
+  if (password.length <= PASSWORD_MAX_LENGTH * 4 && isCommonPassword(password)) ctx.addIssue({ code: 'custom', message: COMMON_PASSWORD_MESSAGE });
 });
 
 /**
