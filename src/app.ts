@@ -12,7 +12,7 @@ import type { Config } from './config.js';
 import type { DatabaseHandle } from './db/connect.js';
 import { isDatabaseUnavailable } from './db/errors.js';
 import { AppError } from './errors.js';
-import { addAnswerHeaders, jsonAnswer, mergeAnswerHeaders, setAnswerHeader, startAnswer } from './http/answer.js';
+import { jsonAnswer, mergeAnswerHeaders, setAnswerHeader, startAnswer } from './http/answer.js';
 import { resolveClientIp } from './http/client-ip.js';
 import { corsForTrustedOrigins, crossSiteGuard } from './http/cross-site.js';
 import type { AppEnv } from './http/env.js';
@@ -60,9 +60,18 @@ function errorBody(error: AppError): Record<string, unknown> {
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
+  // Every answer carries these (health checks, redirects, 404s and errors too); a page replaces
+  // the Content-Security-Policy with its own. Recorded before the handler runs, as a plain record
+  // (http/answer.ts says why).
+  const securityHeaderRecord = Object.fromEntries(
+    securityHeaders({
+      contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
+      production: deps.config.mode === 'production',
+    }),
+  );
   const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     const requestId = randomUUID();
-    startAnswer(c, { 'X-Request-Id': requestId });
+    startAnswer(c, { 'X-Request-Id': requestId, ...securityHeaderRecord });
     c.set('requestContext', {
       ip: resolveClientIp({
         remoteAddress: c.env?.remoteAddress,
@@ -78,13 +87,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   };
   app.use('*', requestContext);
 
-  // Recorded before the handler runs, as a plain record (http/answer.ts says why).
-  const apiHeaders = Object.fromEntries(
-    securityHeaders({
-      contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
-      production: deps.config.mode === 'production',
-    }),
-  );
   const limitBody = bodyLimit({
     maxSize: MAX_BODY_BYTES,
     onError: () => {
@@ -92,7 +94,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     },
   });
   const apiEdges: MiddlewareHandler<AppEnv> = async (c, next) => {
-    addAnswerHeaders(c, apiHeaders);
     // GET and HEAD carry no body. Skipping the check for them matters: reading `body` makes the
     // Node adapter build a full WHATWG Request, the largest cost of a session check. A host that
     // reads bodies itself (ConnectionInfo.readBody) gets the limit applied there, when a route

@@ -102,15 +102,16 @@ describeEachDialect('HTTP edges', (dialect) => {
       ['unknown route', await t.request('GET', '/api/auth/nothing-here'), 404],
       ['logout', await t.request('POST', '/api/auth/logout', { json: {}, cookie: session }), 200],
       ['health', await t.request('GET', '/healthz'), 200],
+      ['ready', await t.request('GET', '/readyz'), 200],
+      ['unknown page', await t.request('GET', '/no-such-page'), 404],
     ];
     const requestIds = new Set<string>();
     for (const [name, response, status] of answers) {
       expect(response.status, name).toBe(status);
-      expect(response.headers.get('content-type'), name).toBe('application/json');
+      expect(response.headers.get('content-type'), name).toBe('application/json; charset=utf-8');
       const requestId = response.headers.get('x-request-id');
       expect(requestId, name).toMatch(/^[0-9a-f-]{36}$/);
       requestIds.add(requestId!);
-      if (name === 'health') continue; // outside /api: no API security headers
       expect(response.headers.get('content-security-policy'), name).toBe("default-src 'none'; frame-ancestors 'none'");
       expect(response.headers.get('cache-control'), name).toBe('no-store');
       expect(response.headers.get('x-content-type-options'), name).toBe('nosniff');
@@ -120,6 +121,25 @@ describeEachDialect('HTTP edges', (dialect) => {
     expect(registered.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual(['gatehouse_session']);
     expect(loggedIn.headers.getSetCookie().map((c) => c.split('=')[0])).toEqual(['gatehouse_session', 'gatehouse_device']);
     expect(answers[6]![1].headers.getSetCookie()).toEqual([expect.stringMatching(/^gatehouse_session=; Max-Age=0; Path=\/; HttpOnly; SameSite=Lax$/)]);
+  });
+
+  test('redirects and static assets carry the security headers too; a page keeps its own Content-Security-Policy', async () => {
+    const redirect = await t.request('GET', '/');
+    expect(redirect.status).toBe(302);
+    const asset = await t.request('GET', '/assets/app.js');
+    const page = await t.request('GET', '/login');
+    for (const [name, response] of [
+      ['redirect', redirect],
+      ['asset', asset],
+      ['page', page],
+    ] as const) {
+      expect(response.headers.get('x-content-type-options'), name).toBe('nosniff');
+      expect(response.headers.get('x-frame-options'), name).toBe('DENY');
+      expect(response.headers.get('cross-origin-resource-policy'), name).toBe('same-origin');
+      expect(response.headers.get('x-request-id'), name).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(redirect.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
   });
 
   test('a 429 carries Retry-After beside the full header set', async () => {

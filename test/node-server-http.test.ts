@@ -159,7 +159,7 @@ describe('the Node server over HTTP', () => {
       await fetch(`${server.url}/api/auth/session`),
       await fetch(`${server.url}/api/auth/nothing-here`),
     ]) {
-      expect(response.headers.get('content-type')).toBe('application/json');
+      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
       expect(response.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
       expect(response.headers.get('cache-control')).toBe('no-store');
       expect(response.headers.get('x-frame-options')).toBe('DENY');

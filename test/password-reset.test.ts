@@ -106,7 +106,7 @@ describeEachDialect('password reset (development mode)', (dialect) => {
   test('unknown, malformed and tampered tokens answer 400 invalid_token', async () => {
     const token = await tokenFor();
     const [id, secret] = token.split('.');
-    for (const bad of ['x', `${id}.${'A'.repeat(43)}`, `${'A'.repeat(22)}.${secret}`, `${token}.`]) {
+    for (const bad of ['x', `${id}.${'A'.repeat(43)}`, `${'A'.repeat(22)}.${secret}`, `${token}.`, 'x'.repeat(600), `${token}${'A'.repeat(4000)}`]) {
       const response = await confirm(bad);
       expect(response.status, bad).toBe(400);
       expect((await response.json()).error).toBe('invalid_token');

@@ -24,7 +24,11 @@ export function createOneTimeToken(random: RandomReader): OneTimeToken {
   return { id, secret, token: `${id}.${secret}` };
 }
 
-/** The parts of a well-formed token; null for anything else (never throws). */
+/**
+ * The parts of a well-formed token; null for anything else (never throws). A token of any other
+ * length, however long, is just a wrong token (`invalid_token`), not a malformed request: the
+ * answer says nothing about what a token looks like. The body limit (16 KiB) bounds the work.
+ */
 export function parseOneTimeToken(token: string): { id: string; secret: string } | null {
   const match = TOKEN_PATTERN.exec(token);
   return match?.[1] && match[2] ? { id: match[1], secret: match[2] } : null;

@@ -10,7 +10,7 @@ import { requireSession } from '../session/read-session.js';
 import { resendVerification, verifyEmail, type VerificationDeps } from './flow.js';
 
 // Any string is a candidate token; a malformed one is an invalid token (400 invalid_token).
-const verifyBody = z.object({ token: z.string().min(1, 'is required').max(512, 'is too long') });
+const verifyBody = z.object({ token: z.string().min(1, 'is required') });
 
 export interface VerificationRouteDeps {
   flow: VerificationDeps;

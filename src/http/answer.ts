@@ -30,7 +30,7 @@ export interface AnswerHeaders {
   cookies: string[];
 }
 
-const JSON_CONTENT_TYPE = 'application/json';
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 /** Responses built by jsonAnswer: they already carry the record, so nothing is merged into them. */
 const builtFromRecord = new WeakSet<Response>();
@@ -82,10 +82,14 @@ export function jsonAnswer(c: Context<AppEnv>, body: unknown, status = 200): Res
   return response;
 }
 
-/** For a response that Hono built (a page, a redirect): adds this answer's headers and cookies. */
+/**
+ * For a response that Hono built (a page, a redirect, an asset): adds this answer's headers and
+ * cookies. A header the response already has wins: a page's own Content-Security-Policy stays.
+ */
 export function mergeAnswerHeaders(c: Context<AppEnv>): void {
   if (builtFromRecord.has(c.res)) return;
   const answer = answerOf(c);
-  for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
+  const own = c.res.headers;
+  for (const [name, value] of Object.entries(answer.headers)) if (!own.has(name)) c.header(name, value);
   for (const cookie of answer.cookies) c.header('Set-Cookie', cookie, { append: true });
 }

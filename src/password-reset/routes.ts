@@ -9,7 +9,7 @@ import type { BackgroundTasks } from '../background.js';
 import { confirmPasswordReset, limitPasswordResetRequest, requestPasswordReset, type ResetDeps } from './flow.js';
 
 const requestBody = z.object({ email: emailSchema });
-const confirmBody = z.object({ token: z.string().min(1, 'is required').max(512, 'is too long'), password: newPasswordSchema });
+const confirmBody = z.object({ token: z.string().min(1, 'is required'), password: newPasswordSchema });
 
 /** One answer for every email, so the response tells nobody whether an account exists. */
 const REQUEST_MESSAGE = 'If an account exists for this email address, we sent it a link to reset the password.';
