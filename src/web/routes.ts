@@ -35,7 +35,6 @@ export const PAGE_CONTENT_SECURITY_POLICY =
 export const PAGE_PATHS = ['/login', '/register', '/forgot-password', '/reset-password', '/verify-email', '/dashboard'] as const;
 
 /** The longest provider error text shown on the login page; the rest is cut off. */
-const MAX_QUERY_MESSAGE_CHARS = 300;
 
 export interface WebRouteDeps {
   config: Pick<Readonly<Config>, 'mode' | 'defaultReturnTo' | 'oauthProblems'>;
@@ -50,12 +49,15 @@ const SIGN_IN_ERRORS: Readonly<Record<string, string>> = {
   oauth_error: 'GitHub did not let you sign in.',
 };
 
+/**
+ * Only our own sentences: `error` picks one, and `message` is never shown. Anyone can send a link
+ * to /login with any query, and text on our origin that looks like ours is a phishing tool
+ * ("Your account is suspended, call …"). The provider's own text stays in the audit row.
+ */
 function loginMessage(query: Record<string, string>): { kind: 'error' | 'success'; text: string } | undefined {
   const code = query.error;
-  const detail = query.message?.trim().slice(0, MAX_QUERY_MESSAGE_CHARS);
   if (code !== undefined && code !== '') {
-    const sentence = SIGN_IN_ERRORS[code] ?? 'Signing in did not work. Please try again.';
-    return { kind: 'error', text: detail ? `${sentence} Details: ${detail}` : sentence };
+    return { kind: 'error', text: SIGN_IN_ERRORS[code] ?? 'Signing in did not work. Please try again.' };
   }
   if (query.signed_out === '1') return { kind: 'success', text: 'You are signed out.' };
   return undefined;

@@ -11,6 +11,13 @@
   var devMode = document.body.getAttribute('data-dev-mode') === 'true';
   var messageBox = document.getElementById('message');
 
+  // A reset or verification link carries its token in the address. The form already holds it, so
+  // it leaves the address bar and the history: not left for the next person at this computer, a
+  // screen share, a bookmark or a synced history.
+  if ((page === 'reset-password' || page === 'verify-email') && /[?&]token=/.test(window.location.search)) {
+    window.history.replaceState(null, '', window.location.pathname);
+  }
+
   function showMessage(kind, text) {
     if (!messageBox) return;
     messageBox.classList.remove('message--error', 'message--success');
