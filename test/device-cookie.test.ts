@@ -18,21 +18,33 @@ const WRONG = 'Wrong-Password-1';
 describe('device tokens', () => {
   const key = createDeviceTokenKey(TEST_JWT_SECRET);
 
-  test('issueDeviceToken() / readDeviceToken() round-trip the email; each token has its own nonce', () => {
+  test('issueDeviceToken() / readDeviceToken(): valid for the email it was issued for, and only that one; each token has its own nonce', () => {
     const first = issueDeviceToken(key, 'dev@example.com', secureRandom);
     const second = issueDeviceToken(key, 'dev@example.com', secureRandom);
-    expect(readDeviceToken(key, first)?.email).toBe('dev@example.com');
-    expect(readDeviceToken(key, first)?.nonce).not.toBe(readDeviceToken(key, second)?.nonce);
+    expect(readDeviceToken(key, first, 'dev@example.com')?.nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(readDeviceToken(key, first, 'dev@example.com')?.nonce).not.toBe(readDeviceToken(key, second, 'dev@example.com')?.nonce);
+    expect(readDeviceToken(key, first, 'other@example.com')).toBeNull();
   });
 
-  test('readDeviceToken() refuses a changed email, a changed nonce, another key and garbage', () => {
+  test('the token carries no email in clear: not in any part, not in base64url', () => {
+    const email = 'dev.person@example.com';
+    const token = issueDeviceToken(key, email, secureRandom);
+    const decodedParts = token.split('.').map((part) => Buffer.from(part, 'base64url').toString('latin1'));
+    for (const text of [token, ...decodedParts]) {
+      expect(text).not.toContain('dev.person');
+      expect(text).not.toContain('example.com');
+    }
+  });
+
+  test('readDeviceToken() refuses a changed tag, a changed nonce, another key, a v1 token and garbage', () => {
     const token = issueDeviceToken(key, 'dev@example.com', secureRandom);
     const [version, , nonce, mac] = token.split('.');
-    const otherEmail = Buffer.from('mallory@example.com').toString('base64url');
-    expect(readDeviceToken(key, `${version}.${otherEmail}.${nonce}.${mac}`)).toBeNull();
-    expect(readDeviceToken(key, token.replace(nonce!, 'A'.repeat(22)))).toBeNull();
-    expect(readDeviceToken(createDeviceTokenKey(`${TEST_JWT_SECRET}x`), token)).toBeNull();
-    for (const garbage of ['', 'v1', 'v1...', `v2.${token.slice(3)}`, `${token}.x`]) expect(readDeviceToken(key, garbage)).toBeNull();
+    const otherTag = issueDeviceToken(key, 'mallory@example.com', secureRandom).split('.')[1];
+    expect(readDeviceToken(key, `${version}.${otherTag}.${nonce}.${mac}`, 'mallory@example.com')).toBeNull();
+    expect(readDeviceToken(key, token.replace(nonce!, 'A'.repeat(22)), 'dev@example.com')).toBeNull();
+    expect(readDeviceToken(createDeviceTokenKey(`${TEST_JWT_SECRET}x`), token, 'dev@example.com')).toBeNull();
+    const v1 = `v1.${Buffer.from('dev@example.com').toString('base64url')}.${nonce}.${mac}`;
+    for (const garbage of ['', 'v2', 'v2...', v1, `v3.${token.slice(3)}`, `${token}.x`]) expect(readDeviceToken(key, garbage, 'dev@example.com')).toBeNull();
   });
 
   test('the key is derived from the JWT secret, not the secret itself', () => {

@@ -101,9 +101,8 @@ export async function loginWithPassword(
 
   // A browser with a valid device token for this email is its own lane: failures from elsewhere
   // (the email's and the IP's locks) do not stop it, and its failures count against it alone.
-  const device = options.deviceToken === undefined ? null : readDeviceToken(deps.device.key, options.deviceToken);
-  const subjects: LockSubject[] =
-    device !== null && device.email === credentials.email ? [{ device: device.nonce }] : [{ email: credentials.email }, { ip: ctx.ip }];
+  const device = options.deviceToken === undefined ? null : readDeviceToken(deps.device.key, options.deviceToken, credentials.email);
+  const subjects: LockSubject[] = device !== null ? [{ device: device.nonce }] : [{ email: credentials.email }, { ip: ctx.ip }];
   // Counted before the hash, so concurrent guesses cannot all slip past the lock (login-lock.ts).
   const reservation = await deps.loginLock.reserve(subjects, ctx.now);
   if ('refusedForSeconds' in reservation) {
