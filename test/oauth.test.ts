@@ -440,6 +440,8 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     ['/user', 'error500', 'profile_fetch', 'http_500'],
     ['/user', 'not_json', 'profile_fetch', 'http_200'],
     ['/user/emails', 'hang', 'profile_fetch', 'timeout'],
+    ['/login/oauth/access_token', 'huge', 'code_exchange', 'response_too_large'],
+    ['/user/emails', 'huge', 'profile_fetch', 'response_too_large'],
   ] as const)('GitHub failing at %s (%s) lands on error=oauth_failed, audited as %s/%s, no secret in the message', async (path, failure, reason, detail) => {
     const { login } = gitHubUser(`fail${nextGitHubId}`);
     const started = await start();

@@ -55,7 +55,10 @@ export interface OAuthProvider {
  * secret, so it is safe to log and to audit.
  */
 export type ProviderFailure =
-  { kind: 'network'; timedOut: boolean } | { kind: 'provider_error'; code: string } | { kind: 'unexpected_response'; status: number };
+  | { kind: 'network'; timedOut: boolean }
+  | { kind: 'provider_error'; code: string }
+  | { kind: 'unexpected_response'; status: number }
+  | { kind: 'too_large'; maxBytes: number };
 
 export class ProviderRequestError extends Error {
   readonly failure: ProviderFailure;
@@ -84,5 +87,7 @@ export function describeProviderFailure(failure: ProviderFailure): string {
       return failure.code;
     case 'unexpected_response':
       return `http_${failure.status}`;
+    case 'too_large':
+      return 'response_too_large';
   }
 }

@@ -21,7 +21,7 @@ export interface FakeGitHubUser {
   emails: FakeGitHubEmail[];
 }
 
-export type FakeFailure = 'error500' | 'hang' | 'not_json';
+export type FakeFailure = 'error500' | 'hang' | 'not_json' | 'huge';
 type FailurePath = '/login/oauth/access_token' | '/user' | '/user/emails';
 
 export interface RecordedRequest {
@@ -101,6 +101,15 @@ export async function startFakeGitHub(options: { clientId?: string; clientSecret
       failures.delete(url.pathname);
       if (failure === 'hang') return; // never answers; close() drops the socket
       if (failure === 'error500') return json(response, 500, { message: 'Server Error' });
+      if (failure === 'huge') {
+        // 4 MiB of JSON-looking text in chunks, without a Content-Length: only a reader that
+        // counts as it goes can stop it.
+        response.writeHead(200, { 'content-type': 'application/json' });
+        const chunk = `[${'"x",'.repeat(16 * 1024)}`;
+        for (let sent = 0; sent < 4 * 1024 * 1024; sent += chunk.length) response.write(chunk);
+        response.end('"x"]');
+        return;
+      }
       response.writeHead(200, { 'content-type': 'text/html' });
       response.end('<html>unicorn</html>');
       return;
