@@ -426,6 +426,34 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(await lastFailure()).toMatchObject({ metadata: { reason: 'code_exchange', detail: 'bad_verification_code' } });
   });
 
+  test('a repeated state, code or error is refused, never first-value-wins: no code exchange is made', async () => {
+    gitHubUser('twice');
+    for (const [name, expected, reason] of [
+      ['state', 'invalid_state', 'state_repeated'],
+      ['code', 'oauth_failed', 'repeated_parameter'],
+      ['error', 'oauth_failed', 'repeated_parameter'],
+    ] as const) {
+      const started = await start();
+      const back = await fake.authorize(started.location, { login: 'twice' });
+      // The genuine value first, a planted one after it (the provider's error: two of them).
+      if (name === 'error') back.searchParams.append('error', 'server_error');
+      back.searchParams.append(name, name === 'error' ? 'access_denied' : 'planted');
+      const exchangesBefore = fake.requests.filter((request) => request.path === '/login/oauth/access_token').length;
+      const response = await callback(back, started.cookie);
+      expect(loginPageError(response).error, name).toBe(expected);
+      expect(cookieFrom(response, SESSION), name).toBeUndefined();
+      expect(fake.requests.filter((request) => request.path === '/login/oauth/access_token').length, name).toBe(exchangesBefore);
+      expect((await lastFailure()).metadata, name).toMatchObject({ reason });
+    }
+  });
+
+  test('a repeated return_to at the start is refused with 400, not first-value-wins', async () => {
+    const response = await t.request('GET', '/api/auth/oauth/github?return_to=%2Fdashboard&return_to=%2Fsettings');
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: 'validation_error', issues: [{ path: 'return_to' }] });
+    expect(cookieFrom(response, PENDING)).toBeUndefined();
+  });
+
   test('a callback without a code answers oauth_failed', async () => {
     const started = await start();
     const url = new URL(`http://localhost:3000/api/auth/callback/github?state=${new URL(started.location).searchParams.get('state')}`);

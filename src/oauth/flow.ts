@@ -78,6 +78,12 @@ export interface CallbackInput {
   errorDescription: string | undefined;
   /** The pending sign-in cookie as the browser sent it. */
   pendingSignIn: string | undefined;
+  /**
+   * Query parameters given more than once. They are refused, not read first-value-wins: a
+   * callback URL with two `state`s or two `code`s was not made by the provider, and which value
+   * a proxy, a framework or a log picks is anyone's guess (parameter pollution).
+   */
+  repeated: readonly string[];
 }
 
 export type SignInFailureCode = 'invalid_state' | 'oauth_error' | 'oauth_failed';
@@ -146,6 +152,7 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
   const opened = openPendingSignIn(setup.authSecret, input.pendingSignIn, ctx.now);
   let reason: string | null = opened.ok ? null : opened.problem;
   if (opened.ok && opened.pending.provider !== provider.id) reason = 'provider_mismatch';
+  else if (opened.ok && input.repeated.includes('state')) reason = 'state_repeated';
   else if (opened.ok && input.state === undefined) reason = 'state_missing';
   else if (opened.ok && !isSameState(input.state ?? '', opened.pending.state)) reason = 'state_mismatch';
   if (!opened.ok || reason !== null) {
@@ -156,6 +163,12 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
     return fail('invalid_state', message, { reason, security: true });
   }
   const { pending } = opened;
+  if (input.repeated.length > 0) {
+    return fail('oauth_failed', `The answer from ${name} was not in the expected form. Please try again.`, {
+      reason: 'repeated_parameter',
+      parameters: input.repeated.join(','),
+    });
+  }
 
   if (input.error !== undefined) {
     const providerError = toSafeErrorCode(input.error);

@@ -7,9 +7,13 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { addAnswerCookie, clearAnswerCookie } from '../http/answer.js';
+import { validationError } from '../errors.js';
 import type { AppEnv } from '../http/env.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { completeSignIn, startSignIn, type OAuthFlowDeps } from './flow.js';
+
+/** The callback's parameters (RFC 6749 §4.1.2): each may appear once. */
+const CALLBACK_PARAMETERS = ['code', 'state', 'error', 'error_description'] as const;
 
 export interface OAuthRouteDeps {
   flow: OAuthFlowDeps;
@@ -33,9 +37,12 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
   // and Strict would withhold the cookie exactly there.
   const cookieOptions = { httpOnly: true, secure: deps.cookie.secure, sameSite: 'Lax', path: '/' } as const;
   const query = (c: Context<AppEnv>, name: string): string | undefined => c.req.query(name);
+  /** Which of `names` the query gives more than once (flow.ts refuses those). */
+  const repeatedOf = (c: Context<AppEnv>, names: readonly string[]): string[] => names.filter((name) => (c.req.queries(name)?.length ?? 0) > 1);
 
   return new Hono<AppEnv>()
     .get('/oauth/:provider', (c) => {
+      if (repeatedOf(c, ['return_to']).length > 0) throw validationError([{ path: 'return_to', message: 'is given more than once' }]);
       const started = startSignIn(deps.flow, c.req.param('provider'), query(c, 'return_to'), c.get('requestContext'));
       addAnswerCookie(c, pendingCookieName, started.pendingSignIn, { ...cookieOptions, maxAge: started.maxAgeSeconds });
       return c.redirect(started.authorizationUrl, 302);
@@ -54,6 +61,7 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
           error: query(c, 'error'),
           errorDescription: query(c, 'error_description'),
           pendingSignIn,
+          repeated: repeatedOf(c, CALLBACK_PARAMETERS),
         },
         ctx,
       );
