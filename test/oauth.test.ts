@@ -23,6 +23,12 @@ import {
 } from './support/harness.js';
 
 const PENDING = 'gatehouse_oauth';
+/** A pending sign-in's cookie is `gatehouse_oauth_<digest of its state>`: one per sign-in. */
+const pendingNameOf = (response: Response): string =>
+  response.headers
+    .getSetCookie()
+    .map((header) => header.split('=')[0]!)
+    .find((name) => name.startsWith(`${PENDING}_`) || name.startsWith(`__Host-${PENDING}_`))!;
 const SESSION = 'gatehouse_session';
 const AUTH_SECRET = 'test-auth-secret-0123456789';
 const KEY = randomBytes(32);
@@ -77,7 +83,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     const query = returnTo === undefined ? '' : `?return_to=${encodeURIComponent(returnTo)}`;
     const response = await t.request('GET', `/api/auth/oauth/github${query}`);
     expect(response.status).toBe(302);
-    return { location: response.headers.get('location')!, cookie: cookieFrom(response, PENDING)!, response };
+    return { location: response.headers.get('location')!, cookie: cookieFrom(response, pendingNameOf(response))!, response };
   };
   const callback = (url: URL, cookie?: string) => t.request('GET', `${url.pathname}${url.search}`, cookie ? { cookie } : {});
   const signIn = async (login: string, returnTo?: string) => {
@@ -99,7 +105,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
   const events = (): Promise<AuditEvent[]> => t.gatehouse.stores.audit.listRecentEvents(50);
   const lastFailure = async () => (await events()).find((e) => e.type === 'login_failure')!;
   const expectPendingCookieCleared = (response: Response) => {
-    expect(setCookieHeader(response, PENDING)).toMatch(/Max-Age=0/);
+    expect(setCookieHeader(response, pendingNameOf(response))).toMatch(/Max-Age=0/);
   };
   /** Every row of every table, as text: for proving a secret is nowhere in the database. */
   const dumpDatabase = async (): Promise<string> => {
@@ -120,7 +126,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(url.searchParams.get('state')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(url.searchParams.get('code_challenge')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(url.searchParams.get('code_challenge_method')).toBe('S256');
-    const header = setCookieHeader(response, PENDING)!;
+    const header = setCookieHeader(response, pendingNameOf(response))!;
     expect(header).toMatch(/; HttpOnly/);
     expect(header).toMatch(/; SameSite=Lax/);
     expect(header).toMatch(/; Max-Age=600/);
@@ -128,7 +134,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(header).not.toMatch(/; Secure/);
     // The signed cookie holds this very state and the verifier behind the challenge; the
     // verifier itself never travels in the authorization request.
-    const payload = JSON.parse(Buffer.from(cookieFrom(response, PENDING)!.split('=')[1]!.split('.')[0]!, 'base64url').toString()) as {
+    const payload = JSON.parse(Buffer.from(cookieFrom(response, pendingNameOf(response))!.split('=')[1]!.split('.')[0]!, 'base64url').toString()) as {
       s: string;
       c: string;
       r: string;
@@ -157,7 +163,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
       expect(response.headers.get('x-frame-options'), name).toBe('DENY');
       expect(response.headers.get('x-request-id'), name).toMatch(/^[0-9a-f-]{36}$/);
       expect(
-        response.headers.getSetCookie().map((cookie) => cookie.split('=')[0]),
+        response.headers.getSetCookie().map((cookie) => (cookie.startsWith(`${PENDING}_`) ? PENDING : cookie.split('=')[0])),
         name,
       ).toEqual(cookies);
     }
@@ -365,27 +371,49 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     const back = await fake.authorize(started.location, { login: 'csrf' });
     const otherFlow = await start();
     const [payload] = started.cookie.split('=')[1]!.split('.');
-    const forgedCookie = `${PENDING}=${payload}.${Buffer.alloc(32).toString('base64url')}`;
+    const forgedCookie = `${started.cookie.split('=')[0]}=${payload}.${Buffer.alloc(32).toString('base64url')}`;
     const wrongState = new URL(back);
     wrongState.searchParams.set('state', 'attacker-chosen-state');
     const noState = new URL(back);
     noState.searchParams.delete('state');
 
+    // The pending cookie is looked up by the callback's state: a state no sign-in in this browser
+    // started finds none.
     const attempts: [URL, string | undefined, string][] = [
       [back, undefined, 'missing'],
-      [wrongState, started.cookie, 'state_mismatch'],
-      [noState, started.cookie, 'state_missing'],
+      [wrongState, started.cookie, 'missing'],
+      [noState, started.cookie, 'missing'],
       [back, forgedCookie, 'bad_signature'],
-      [back, otherFlow.cookie, 'state_mismatch'],
+      [back, otherFlow.cookie, 'missing'],
     ];
     for (const [url, cookie, reason] of attempts) {
       const response = await callback(url, cookie);
       expect(loginPageError(response).error).toBe('invalid_state');
-      expectPendingCookieCleared(response);
       expect(await lastFailure()).toMatchObject({ type: 'login_failure', metadata: { provider: 'github', error: 'invalid_state', reason, security: true } });
+      // Only a cookie the callback's state names is cleared: a stray callback ends no other sign-in.
+      const cleared = response.headers.getSetCookie().filter((header) => header.startsWith(`${PENDING}_`));
+      expect(cleared, reason).toEqual(cookie === forgedCookie ? [expect.stringMatching(/Max-Age=0/)] : []);
     }
     // No code was spent on a refused state: the real flow still completes.
     expect((await callback(back, started.cookie)).headers.get('location')).toBe('/dashboard');
+  });
+
+  test('two sign-ins in two tabs do not break each other: each has its own pending cookie, finished in either order', async () => {
+    gitHubUser('tabs');
+    const first = await start('/first');
+    const second = await start('/second');
+    expect(first.cookie.split('=')[0]).not.toBe(second.cookie.split('=')[0]);
+    // The browser sends both cookies with each callback, as it would.
+    const both = `${first.cookie}; ${second.cookie}`;
+    const backSecond = await fake.authorize(second.location, { login: 'tabs' });
+    const backFirst = await fake.authorize(first.location, { login: 'tabs' });
+    const finishedSecond = await callback(backSecond, both);
+    expect(finishedSecond.headers.get('location')).toBe('/second');
+    // Only the second sign-in's cookie was cleared.
+    expect(setCookieHeader(finishedSecond, second.cookie.split('=')[0]!)).toMatch(/Max-Age=0/);
+    expect(setCookieHeader(finishedSecond, first.cookie.split('=')[0]!)).toBeUndefined();
+    const finishedFirst = await callback(backFirst, first.cookie);
+    expect(finishedFirst.headers.get('location')).toBe('/first');
   });
 
   test('the flow expires after 10 minutes on the injected clock', async () => {
@@ -451,7 +479,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     const response = await t.request('GET', '/api/auth/oauth/github?return_to=%2Fdashboard&return_to=%2Fsettings');
     expect(response.status).toBe(400);
     expect(await response.json()).toMatchObject({ error: 'validation_error', issues: [{ path: 'return_to' }] });
-    expect(cookieFrom(response, PENDING)).toBeUndefined();
+    expect(response.headers.getSetCookie().some((header) => header.startsWith(PENDING))).toBe(false);
   });
 
   test('a callback without a code answers oauth_failed', async () => {
@@ -541,7 +569,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(rotated.open(before!.accessTokenEnc, `${before!.id}.access_token`)).not.toBeNull();
     const started = await rotatedInstance.fetch(new Request('http://localhost:3000/api/auth/oauth/github'));
     const back = await fake.authorize(started.headers.get('location')!, { login: 'rotate' });
-    const response = await rotatedInstance.fetch(new Request(back, { headers: { cookie: cookieFrom(started, PENDING)! } }));
+    const response = await rotatedInstance.fetch(new Request(back, { headers: { cookie: cookieFrom(started, pendingNameOf(started))! } }));
     expect(response.headers.get('location')).toBe('/dashboard');
     const [after] = await t.gatehouse.stores.accounts.listUserAccounts(user.id);
     expect(after!.id).toBe(before!.id);
@@ -552,7 +580,8 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     await t.close();
     t = await open(oauthEnv({ NODE_ENV: 'production' }));
     const response = await t.request('GET', '/api/auth/oauth/github');
-    const header = setCookieHeader(response, `__Host-${PENDING}`)!;
+    const header = setCookieHeader(response, pendingNameOf(response))!;
+    expect(header).toMatch(/^__Host-gatehouse_oauth_[0-9a-f]{16}=/);
     expect(header).toMatch(/; Secure/);
     expect(header).toMatch(/; HttpOnly/);
     expect(header).toMatch(/; Path=\//);

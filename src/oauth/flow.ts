@@ -65,6 +65,8 @@ export interface OAuthFlowDeps {
 
 export interface StartedSignIn {
   authorizationUrl: string;
+  /** The state sent to the provider, which comes back in the callback's query. */
+  state: string;
   /** The signed pending sign-in, for an HttpOnly cookie. */
   pendingSignIn: string;
   maxAgeSeconds: number;
@@ -120,7 +122,7 @@ export function startSignIn(deps: OAuthFlowDeps, providerId: string, rawReturnTo
     returnTo: resolveReturnTo(rawReturnTo, deps.defaultReturnTo),
     expiresAt: new Date(ctx.now.getTime() + SIGN_IN_FLOW_LIFETIME_SECONDS * 1000),
   });
-  return { authorizationUrl: authorizationUrl.toString(), pendingSignIn, maxAgeSeconds: SIGN_IN_FLOW_LIFETIME_SECONDS };
+  return { authorizationUrl: authorizationUrl.toString(), state, pendingSignIn, maxAgeSeconds: SIGN_IN_FLOW_LIFETIME_SECONDS };
 }
 
 /** Compares digests, so neither the length nor the content of the stored state leaks through timing. */
@@ -151,8 +153,8 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
   // does not belong to a sign-in this browser started is forged or stale (RFC 6749 §10.12).
   const opened = openPendingSignIn(setup.authSecret, input.pendingSignIn, ctx.now);
   let reason: string | null = opened.ok ? null : opened.problem;
-  if (opened.ok && opened.pending.provider !== provider.id) reason = 'provider_mismatch';
-  else if (opened.ok && input.repeated.includes('state')) reason = 'state_repeated';
+  if (input.repeated.includes('state')) reason = 'state_repeated';
+  else if (opened.ok && opened.pending.provider !== provider.id) reason = 'provider_mismatch';
   else if (opened.ok && input.state === undefined) reason = 'state_missing';
   else if (opened.ok && !isSameState(input.state ?? '', opened.pending.state)) reason = 'state_mismatch';
   if (!opened.ok || reason !== null) {

@@ -7,6 +7,7 @@ import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { addAnswerCookie, clearAnswerCookie } from '../http/answer.js';
+import { sha256Hex } from '../crypto/digest.js';
 import { validationError } from '../errors.js';
 import type { AppEnv } from '../http/env.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
@@ -32,7 +33,12 @@ function loginPageWithError(loginPageUrl: string, error: string, message: string
 export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
   // `__Host-` in production, like the session cookie: Secure, Path=/, no Domain, so a sibling
   // subdomain cannot plant a pending sign-in of its own.
-  const pendingCookieName = deps.cookie.secure ? '__Host-gatehouse_oauth' : 'gatehouse_oauth';
+  const pendingCookiePrefix = deps.cookie.secure ? '__Host-gatehouse_oauth' : 'gatehouse_oauth';
+  // One cookie per sign-in, named after its state: two tabs signing in at once each keep their
+  // own, and a callback reads and clears only the one its `state` names, so a stray or forged
+  // callback cannot end another sign-in in progress. (The name carries a digest of the state,
+  // not the state.)
+  const pendingCookieName = (state: string): string => `${pendingCookiePrefix}_${sha256Hex(state).slice(0, 16)}`;
   // SameSite=Lax, not Strict: the callback is a top-level navigation from the provider's site,
   // and Strict would withhold the cookie exactly there.
   const cookieOptions = { httpOnly: true, secure: deps.cookie.secure, sameSite: 'Lax', path: '/' } as const;
@@ -44,13 +50,16 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
     .get('/oauth/:provider', (c) => {
       if (repeatedOf(c, ['return_to']).length > 0) throw validationError([{ path: 'return_to', message: 'is given more than once' }]);
       const started = startSignIn(deps.flow, c.req.param('provider'), query(c, 'return_to'), c.get('requestContext'));
-      addAnswerCookie(c, pendingCookieName, started.pendingSignIn, { ...cookieOptions, maxAge: started.maxAgeSeconds });
+      addAnswerCookie(c, pendingCookieName(started.state), started.pendingSignIn, { ...cookieOptions, maxAge: started.maxAgeSeconds });
       return c.redirect(started.authorizationUrl, 302);
     })
     .get('/callback/:provider', async (c) => {
-      const pendingSignIn = getCookie(c, pendingCookieName);
+      const repeated = repeatedOf(c, CALLBACK_PARAMETERS);
+      const state = repeated.includes('state') ? undefined : query(c, 'state');
+      const cookieName = state === undefined ? null : pendingCookieName(state);
+      const pendingSignIn = cookieName === null ? undefined : getCookie(c, cookieName);
       // Cleared whatever happens next: a pending sign-in is good for one callback only.
-      clearAnswerCookie(c, pendingCookieName, cookieOptions);
+      if (cookieName !== null && pendingSignIn !== undefined) clearAnswerCookie(c, cookieName, cookieOptions);
       const ctx = c.get('requestContext');
       const outcome = await completeSignIn(
         deps.flow,
@@ -61,7 +70,7 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
           error: query(c, 'error'),
           errorDescription: query(c, 'error_description'),
           pendingSignIn,
-          repeated: repeatedOf(c, CALLBACK_PARAMETERS),
+          repeated,
         },
         ctx,
       );
