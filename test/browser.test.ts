@@ -568,4 +568,37 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     expect(signedOut).toEqual({ status: 200, body: { ok: true } });
     expect((await trusted.page.request.get('/api/auth/session')).status()).toBe(401);
   });
+
+  test('pre-hijacking, the victim\'s click: "I did not create this account" on the verification page deletes the squatted account', async () => {
+    // The attacker registers the victim's address, from outside the victim's browser.
+    const email = uniqueEmail('squatted');
+    const squat = await fetch(`${server.url}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: 'Squatter-Pass-42' }),
+    });
+    expect(squat.status).toBe(201);
+    const { verificationUrl } = (await squat.json()) as { verificationUrl: string };
+    const attackerCookie = squat.headers.getSetCookie()[0]!.split(';')[0]!;
+
+    // The victim opens the link from the email and declines.
+    const page = await openPage();
+    await page.goto(verificationUrl);
+    await screenshots(page, 'verify-email-decline');
+    await page.click('#decline-form button');
+    expect(await waitForMessage(page, /deleted/)).toBe(
+      'The account registered with your email address has been deleted. Nothing more will be sent to you about it.',
+    );
+    expect(await page.locator('form:visible').count()).toBe(0);
+
+    // The attacker is signed out and cannot sign in; the victim can register the address.
+    expect((await fetch(`${server.url}/api/auth/session`, { headers: { cookie: attackerCookie } })).status).toBe(401);
+    const attackerLogin = await fetch(`${server.url}/api/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.31' },
+      body: JSON.stringify({ email, password: 'Squatter-Pass-42' }),
+    });
+    expect(attackerLogin.status).toBe(401);
+    await createAccount(email);
+  });
 });

@@ -4,7 +4,7 @@
  * cookie or key.
  */
 
-export type AuditEventType = 'user_created' | 'login_success' | 'login_failure' | 'config_updated';
+export type AuditEventType = 'user_created' | 'login_success' | 'login_failure' | 'config_updated' | 'account_deleted';
 
 export type AuditMetadata = Record<string, string | number | boolean | null>;
 

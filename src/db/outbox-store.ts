@@ -112,6 +112,16 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
       return Number(result.numUpdatedRows);
     },
 
+    async expireQueuedEmailsTo(recipient) {
+      const result = await db
+        .updateTable('email_outbox')
+        .set({ status: 'expired', body_text: null, body_html: null })
+        .where('status', '=', 'queued')
+        .where('recipient', '=', recipient)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
     async listEmails(limit) {
       const rows = await db.selectFrom('email_outbox').selectAll().orderBy('created_at', 'desc').limit(limit).execute();
       return rows.map(toQueuedEmail);

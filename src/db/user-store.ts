@@ -63,5 +63,10 @@ export function createUserStore(db: Kysely<Database>): UserStore {
     async markEmailVerified(userId) {
       await db.updateTable('users').set({ email_verified: 1 }).where('id', '=', userId).execute();
     },
+
+    async deleteUser(userId) {
+      const result = await db.deleteFrom('users').where('id', '=', userId).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
   };
 }

@@ -78,6 +78,34 @@ export async function verifyEmail(deps: VerificationDeps, token: string, ctx: Re
   await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: user.email, reason: 'email_verified' });
 }
 
+/**
+ * "I did not create this account", from the verification link (account pre-hijacking, the
+ * victim's-click variant): someone registered this address with a password of their own and is
+ * waiting for its owner to confirm it. The link proves control of the mailbox, so its owner may
+ * delete the unverified account instead: the account, its sessions (the squatter's), its tokens
+ * and its queued emails go; the audit rows stay, without the address. An account whose address is
+ * already verified is not deleted this way: its owner signs in and manages it.
+ */
+export async function declineAccount(deps: VerificationDeps, token: string, ctx: RequestContext): Promise<void> {
+  await deps.limits.consume('verifyEmail', { ip: ctx.ip }, ctx.now);
+  const parts = parseOneTimeToken(token);
+  const record = parts ? await deps.stores.verificationTokens.findVerificationToken(parts.id) : null;
+  if (parts === null || record === null || !hexDigestsEqual(sha256Hex(parts.secret), record.secretHash) || record.expiresAt.getTime() <= ctx.now.getTime()) {
+    throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
+  }
+  const deleted = await deps.stores.transaction(async (tx) => {
+    if (!(await tx.verificationTokens.deleteVerificationToken(record.id))) return null;
+    const user = await tx.users.findUserById(record.userId);
+    if (user === null || user.emailVerified) return null;
+    await tx.users.deleteUser(user.id);
+    // Nothing more reaches the address on behalf of an account that is gone.
+    if (user.email !== null) await tx.outbox.expireQueuedEmailsTo(user.email);
+    return user;
+  });
+  if (deleted === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
+  await recordAudit(deps.stores.audit, ctx, 'account_deleted', deleted.id, { reason: 'declined_from_verification_link' });
+}
+
 export type ResendOutcome = { kind: 'already_verified' } | { kind: 'sent'; link: IssuedLink };
 
 export async function resendVerification(deps: VerificationDeps, user: User, ctx: RequestContext): Promise<ResendOutcome> {

@@ -1,4 +1,4 @@
-/** @module POST /verify-email and POST /resend-verification. */
+/** @module POST /verify-email, POST /verify-email/decline and POST /resend-verification. */
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { jsonAnswer } from '../http/answer.js';
@@ -7,7 +7,7 @@ import { acceptNoBody, readJsonBody } from '../http/json-body.js';
 import type { SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { requireSession } from '../session/read-session.js';
-import { resendVerification, verifyEmail, type VerificationDeps } from './flow.js';
+import { declineAccount, resendVerification, verifyEmail, type VerificationDeps } from './flow.js';
 
 // Any string is a candidate token; a malformed one is an invalid token (400 invalid_token).
 const verifyBody = z.object({ token: z.string().min(1, 'is required') });
@@ -25,6 +25,11 @@ export function createVerificationRoutes(deps: VerificationRouteDeps): Hono<AppE
       const { token } = await readJsonBody(c, verifyBody);
       await verifyEmail(deps.flow, token, c.get('requestContext'));
       return jsonAnswer(c, { message: 'Your email address is verified.', verified: true });
+    })
+    .post('/verify-email/decline', async (c) => {
+      const { token } = await readJsonBody(c, verifyBody);
+      await declineAccount(deps.flow, token, c.get('requestContext'));
+      return jsonAnswer(c, { message: 'The account registered with your email address has been deleted.', deleted: true });
     })
     .post('/resend-verification', async (c) => {
       await acceptNoBody(c);

@@ -50,6 +50,8 @@ export interface OutboxStore {
   recordEmailFailure(id: string, error: string, nextAttemptAt: Date, maxAttempts: number): Promise<void>;
   /** Drops the body of queued emails whose link has expired; returns how many. */
   expireStaleEmails(now: Date): Promise<number>;
+  /** Drops the body of every email still queued for `recipient` (an account that is gone); returns how many. */
+  expireQueuedEmailsTo(recipient: string): Promise<number>;
   listEmails(limit: number): Promise<QueuedEmail[]>;
 }
 

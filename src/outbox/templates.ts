@@ -49,7 +49,10 @@ export function renderVerificationEmail(options: { appName: string; url: string;
     intro: [`Please confirm the email address of your ${options.appName} account by opening this link and pressing "Confirm":`],
     action: 'Confirm my email address',
     url: options.url,
-    outro: [`The link works once and expires in ${lifetimeWords(options.lifetimeHours)}.`, 'If you did not create an account, you can ignore this email.'],
+    outro: [
+      `The link works once and expires in ${lifetimeWords(options.lifetimeHours)}.`,
+      'If you did not create this account, someone else used your address. Open the link and press "I did not create this account": the account and everything set up with it are deleted.',
+    ],
   });
 }
 

@@ -47,4 +47,9 @@ export interface UserStore {
   /** Leaves the user able to sign in only through a linked provider (account pre-hijacking defence). */
   removePassword(userId: string): Promise<void>;
   markEmailVerified(userId: string): Promise<void>;
+  /**
+   * Deletes the user; its sessions, tokens and provider links go with it (foreign keys cascade).
+   * Audit rows stay, keyed by the user id. False when there was no such user.
+   */
+  deleteUser(userId: string): Promise<boolean>;
 }

@@ -173,6 +173,11 @@ export function renderVerifyEmailPage(ctx: PageContext, options: { token: string
 <input type="hidden" name="token" value="${options.token}">
 <button type="submit" class="primary" data-busy-text="Confirming…">Confirm</button>
 </form>
+<form id="decline-form" method="post" action="/verify-email" novalidate data-api="/api/auth/verify-email/decline">
+<p>Did you not create an account with this address? Then someone else did, with a password of their own. Delete it, and everything they set up with it:</p>
+<input type="hidden" name="token" value="${options.token}">
+<button type="submit" data-busy-text="Deleting…">I did not create this account</button>
+</form>
 <p id="continue" hidden><a class="button primary" href="/dashboard">Go to your account</a></p>`,
   });
 }

@@ -214,8 +214,16 @@
     },
     'verify-email': function (form) {
       form.hidden = true;
+      var decline = document.getElementById('decline-form');
+      if (decline) decline.hidden = true;
       showMessage('success', 'Your email address is verified. Thank you.');
       document.getElementById('continue').hidden = false;
+    },
+    'decline-form': function () {
+      document.querySelectorAll('form').forEach(function (each) {
+        each.hidden = true;
+      });
+      showMessage('success', 'The account registered with your email address has been deleted. Nothing more will be sent to you about it.');
     },
     'resend-form': function (form, body) {
       if (body && body.alreadyVerified) {
