@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
  * @module The `gatehouse` command: `serve` (default) runs the server, `migrate` applies the
- * database migrations. Configuration comes from the environment (docs/configuration.md).
+ * database migrations. Configuration comes from the environment, and from `./.env` or the file
+ * ENV_FILE names (src/env-file.ts, docs/configuration.md).
  */
+import { startBanner } from './banner.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/connect.js';
@@ -10,7 +12,9 @@ import { createStores } from './db/stores.js';
 import { createSmtpMailer } from './outbox/smtp-mailer.js';
 import { formatOutboxTable, runMailWorker } from './outbox/worker.js';
 import { withPersistedDevSecret } from './dev-secret.js';
-import { createLogger } from './logger.js';
+import { describeEnvFile, readEnvFile, type EnvFileOutcome } from './env-file.js';
+import { START_DETAILS_KEY, chooseLogFormat, createCliLogger, type Logger } from './logger.js';
+import { filesOpenToOthers, octalMode, shellQuote, sqliteFiles } from './private-files.js';
 import { startServer } from './server.js';
 
 const USAGE = `Usage: gatehouse [serve|migrate|mail|outbox]
@@ -21,15 +25,35 @@ const USAGE = `Usage: gatehouse [serve|migrate|mail|outbox]
 
 const COMMANDS = ['serve', 'migrate', 'mail', 'outbox'] as const;
 
-async function serveCommand(config: Readonly<Config>): Promise<void> {
-  const logger = createLogger({ level: config.logLevel });
+/** Pretty lines for a person at a terminal, JSON for everything else, unless LOG_FORMAT says which. */
+function cliLogger(config: Readonly<Config>, envFile: EnvFileOutcome): Logger {
+  const logger = createCliLogger({ level: config.logLevel, format: chooseLogFormat(config.logFormat, process.stdout.isTTY === true) });
+  const line = describeEnvFile(envFile);
+  if (line !== null) logger.info({ [START_DETAILS_KEY]: line.details }, line.message);
+  return logger;
+}
+
+/**
+ * Warns when the SQLite database (or its WAL or shared-memory file) is open to other users. A
+ * database Gatehouse creates is 0600; an older one, or one made by other means, keeps the mode
+ * its owner gave it: Gatehouse says how to fix it rather than changing it behind their back.
+ */
+function warnIfDatabaseIsShared(config: Readonly<Config>, logger: Logger): void {
+  if (config.database.kind !== 'sqlite' || config.database.filename === ':memory:') return;
+  const open = filesOpenToOthers(sqliteFiles(config.database.filename));
+  if (open.length === 0) return;
+  const command = `chmod 600 ${open.map((entry) => shellQuote(entry.file)).join(' ')}`;
+  const files = open.map((entry) => `${entry.file} (mode ${octalMode(entry.mode)})`).join(', ');
+  logger.warn(
+    { files: open.map((entry) => entry.file), fix: command },
+    `Other users on this machine can read or write the database: ${files}. It holds emails, password hashes and the audit trail. To fix: ${command}`,
+  );
+}
+
+async function serveCommand(config: Readonly<Config>, envFile: EnvFileOutcome): Promise<void> {
+  const logger = cliLogger(config, envFile);
   const started = Date.now();
   const running = await startServer(withPersistedDevSecret(config, logger), { logger });
-  for (const problem of config.oauthProblems) logger.warn(`Sign in with GitHub is disabled: ${problem}`);
-  logger.info(
-    { url: running.url, mode: config.mode, database: config.database.kind, startupMs: Date.now() - started },
-    `Gatehouse listening on ${running.url} (mode: ${config.mode}, database: ${config.database.kind})`,
-  );
   const shutdown = (signal: string): void => {
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     running.stop().then(
@@ -40,8 +64,14 @@ async function serveCommand(config: Readonly<Config>): Promise<void> {
       () => process.exit(1),
     );
   };
+  // Before the banner: whoever reads "listening on" may stop the server at once, and a signal
+  // without its handler would kill the process instead of draining it.
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  warnIfDatabaseIsShared(config, logger);
+  for (const line of startBanner(config, running.url, Date.now() - started)) {
+    logger[line.level]({ [START_DETAILS_KEY]: line.details }, line.message);
+  }
 }
 
 async function migrateCommand(config: Readonly<Config>): Promise<void> {
@@ -55,11 +85,11 @@ async function migrateCommand(config: Readonly<Config>): Promise<void> {
   }
 }
 
-async function mailCommand(config: Readonly<Config>, once: boolean): Promise<void> {
+async function mailCommand(config: Readonly<Config>, envFile: EnvFileOutcome, once: boolean): Promise<void> {
   if (config.mail.smtpUrl === null) {
     throw new ConfigError(['SMTP_URL: required for gatehouse mail; set it to smtp://user:password@host:587']);
   }
-  const logger = createLogger({ level: config.logLevel });
+  const logger = cliLogger(config, envFile);
   const database = openDatabase(config.database);
   const mailer = createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from });
   const stop = new AbortController();
@@ -101,15 +131,18 @@ async function main(argv: string[]): Promise<void> {
     process.exitCode = 2;
     return;
   }
+  // Before loadConfig, which then sees the file's values as if they had been exported; the
+  // variables already set keep theirs (process.loadEnvFile never overrides one).
+  const envFile = readEnvFile(process.env, process.cwd(), (file) => process.loadEnvFile(file));
   const config = loadConfig(process.env);
   if (command === 'migrate') await migrateCommand(config);
-  else if (command === 'mail') await mailCommand(config, argv.includes('--once'));
+  else if (command === 'mail') await mailCommand(config, envFile, argv.includes('--once'));
   else if (command === 'outbox') {
     const limitAt = argv.indexOf('--limit');
     const limit = limitAt >= 0 ? Number(argv[limitAt + 1]) : 50;
     if (!Number.isInteger(limit) || limit < 1) throw new ConfigError(['--limit: expected a whole number of at least 1']);
     await outboxCommand(config, limit);
-  } else await serveCommand(config);
+  } else await serveCommand(config, envFile);
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -53,6 +53,8 @@ export interface Config {
   bcryptRounds: number;
   migrateOnStart: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** LOG_FORMAT: only the command line reads it ('auto': pretty on a terminal, JSON otherwise); the library logs JSON. */
+  logFormat: 'auto' | 'json' | 'pretty';
   trustProxyHops: number;
   rateLimits: Readonly<Record<RateLimitName, RateLimitRule>>;
   lockout: { maxFailures: number; durationSeconds: number };
@@ -63,6 +65,8 @@ export interface Config {
   authSecret: string | null;
   encryptionKeys: readonly Buffer[];
   oauthProblems: readonly string[];
+  /** The provider flow's variables that are not set at all (all four: nobody tried to turn it on). */
+  oauthUnset: readonly string[];
   mail: Readonly<MailConfig>;
 }
 
@@ -72,6 +76,102 @@ export class ConfigError extends Error {
     this.name = 'ConfigError';
   }
 }
+
+/**
+ * Every environment variable Gatehouse reads, with the value that gives its default ('' when
+ * unset means something a value cannot say, explained in `meaning`) and one line of meaning.
+ * `.env.example` is generated from this list (`npm run env-example`), `loadConfig` can read only
+ * the names listed here (its `read` takes a `ConfigVariable`), and test/env-file.test.ts checks
+ * that the list holds exactly the variables read, so the three cannot drift apart.
+ * docs/configuration.md says the same at more length.
+ */
+export const CONFIG_VARIABLES = [
+  {
+    name: 'NODE_ENV',
+    default: '',
+    meaning: 'production: Secure __Host- cookies, HSTS, JWT_SECRET required, nothing secret printed; development: tokens also in responses; unset: neither',
+  },
+  { name: 'PORT', default: '3000', meaning: 'port to listen on' },
+  { name: 'HOST', default: '127.0.0.1', meaning: 'address to listen on (0.0.0.0: every interface)' },
+  {
+    name: 'BASE_URL',
+    default: '',
+    meaning: 'public origin of the pages and links, the one origin that may always change state (unset: http://localhost:$PORT)',
+  },
+  {
+    name: 'TRUSTED_ORIGINS',
+    default: '',
+    meaning: 'comma-separated origins (https://app.example.com) of front ends that may call the API with credentials (CORS)',
+  },
+  { name: 'DATABASE_URL', default: 'sqlite:./data/gatehouse.db', meaning: 'postgres://user:password@host:5432/db, sqlite:<path> or sqlite::memory:' },
+  { name: 'MIGRATE_ON_START', default: 'true', meaning: 'apply pending database migrations when the server starts (true or false)' },
+  {
+    name: 'JWT_SECRET',
+    default: '',
+    meaning: 'signs session JWTs, at least 32 characters; required in production, otherwise generated once into <data folder>/jwt-secret',
+  },
+  { name: 'SESSION_EXPIRES_IN', default: '86400', meaning: 'session lifetime in seconds (60 to 31536000)' },
+  { name: 'SESSION_COOKIE_NAME', default: '', meaning: 'name of the session cookie (unset: gatehouse_session; __Host-gatehouse_session in production)' },
+  { name: 'BCRYPT_ROUNDS', default: '10', meaning: 'bcrypt cost (4 to 15)' },
+  { name: 'APP_NAME', default: 'Gatehouse', meaning: 'product name in email subjects and bodies' },
+  {
+    name: 'SMTP_URL',
+    default: '',
+    meaning:
+      'smtp://user:password@host:587 or smtps://…:465 that delivers emails (unset: printed to the console outside production, kept queued in production)',
+  },
+  { name: 'MAIL_FROM', default: '', meaning: 'sender address of emails (unset: "<APP_NAME>" <no-reply@<BASE_URL host>>)' },
+  { name: 'MAIL_MAX_ATTEMPTS', default: '5', meaning: 'attempts before a queued email is marked dead (1 to 100)' },
+  { name: 'MAIL_DELIVERY', default: 'server', meaning: 'server: every server process sends emails; worker: only `gatehouse mail` processes send them' },
+  { name: 'LOG_LEVEL', default: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
+  { name: 'LOG_FORMAT', default: '', meaning: 'json or pretty (unset: pretty lines on a terminal, JSON lines otherwise)' },
+  {
+    name: 'ENV_FILE',
+    default: '',
+    meaning: 'settings file to read at start instead of ./.env, also in production; taken from the environment only, never from a file',
+  },
+  {
+    name: 'RATE_LIMIT_REGISTER',
+    default: '5/15m',
+    meaning: 'registrations per client IP, as <count>/<window> (window in seconds or with s, m, h; at most 7 days)',
+  },
+  { name: 'RATE_LIMIT_LOGIN', default: '10/15m', meaning: 'login attempts per client IP, as <count>/<window>' },
+  { name: 'RATE_LIMIT_PASSWORD_RESET_REQUEST', default: '5/15m', meaning: 'password reset requests per client IP, and separately per email' },
+  { name: 'RATE_LIMIT_PASSWORD_RESET_CONFIRM', default: '10/15m', meaning: 'password reset confirmations per client IP' },
+  { name: 'RATE_LIMIT_VERIFY_EMAIL', default: '10/15m', meaning: 'email verifications per client IP' },
+  { name: 'RATE_LIMIT_RESEND_VERIFICATION', default: '3/15m', meaning: 'verification email resends per client IP, and separately per user' },
+  { name: 'LOCKOUT_MAX_FAILURES', default: '5', meaning: 'failed logins (by email, and by IP) that lock sign-in (1 to 1000)' },
+  { name: 'LOCKOUT_DURATION', default: '15m', meaning: 'how long a login lock lasts: 900, 15m or 1h (at most 7 days)' },
+  { name: 'TRUST_PROXY', default: '0', meaning: 'reverse proxies in front whose X-Forwarded-For is trusted (0 to 10; 0: the socket address is the client)' },
+  {
+    name: 'REDIS_URL',
+    default: '',
+    meaning: "redis:// or rediss:// where rate limits and locks are counted (unset: in PostgreSQL when DATABASE_URL is, else in this process's memory)",
+  },
+  { name: 'REDIS_KEY_PREFIX', default: 'gatehouse', meaning: 'prefix of every Redis key, so deployments can share a Redis' },
+  { name: 'GITHUB_CLIENT_ID', default: '', meaning: "Sign in with GitHub: the OAuth app's client id (its callback: $BASE_URL/api/auth/callback/github)" },
+  { name: 'GITHUB_CLIENT_SECRET', default: '', meaning: "Sign in with GitHub: the OAuth app's client secret" },
+  { name: 'GITHUB_AUTH_URL', default: 'https://github.com/login/oauth', meaning: "GitHub's OAuth base URL (change it for GitHub Enterprise)" },
+  { name: 'GITHUB_API_URL', default: 'https://api.github.com', meaning: "GitHub's REST API base URL" },
+  { name: 'AUTH_SECRET', default: '', meaning: 'signs the short-lived provider sign-in cookie, at least 16 characters (Sign in with GitHub needs it)' },
+  {
+    name: 'ENCRYPTION_KEY_BASE64',
+    default: '',
+    meaning: 'encrypts stored provider tokens: base64 of 32 random bytes (openssl rand -base64 32); older keys after a comma only decrypt',
+  },
+  { name: 'LOGIN_PAGE_URL', default: '/login', meaning: 'path that provider sign-in errors land on' },
+  { name: 'DEFAULT_RETURN_TO', default: '/dashboard', meaning: 'path a provider sign-in lands on without an acceptable return_to' },
+] as const satisfies readonly { name: string; default: string; meaning: string }[];
+
+export type ConfigVariable = (typeof CONFIG_VARIABLES)[number]['name'];
+
+/** The variables "Sign in with GitHub" needs, all four (docs/configuration.md). */
+export const GITHUB_SIGN_IN_VARIABLES = [
+  'GITHUB_CLIENT_ID',
+  'GITHUB_CLIENT_SECRET',
+  'AUTH_SECRET',
+  'ENCRYPTION_KEY_BASE64',
+] as const satisfies readonly ConfigVariable[];
 
 /** Documented defaults; the spec fixes register and login, the rest are ours (docs/configuration.md). */
 export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>> = Object.freeze({
@@ -89,7 +189,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
  */
 const MAX_LIMIT_WINDOW_SECONDS = 7 * 24 * 3600;
 
-const RATE_LIMIT_VARIABLES: Record<RateLimitName, string> = {
+const RATE_LIMIT_VARIABLES: Record<RateLimitName, ConfigVariable> = {
   register: 'RATE_LIMIT_REGISTER',
   login: 'RATE_LIMIT_LOGIN',
   passwordResetRequest: 'RATE_LIMIT_PASSWORD_RESET_REQUEST',
@@ -144,11 +244,11 @@ type Env = Record<string, string | undefined>;
 /** Reads the environment once; throws ConfigError naming every bad variable. */
 export function loadConfig(env: Env): Readonly<Config> {
   const problems: string[] = [];
-  const read = (name: string): string | undefined => {
+  const read = (name: ConfigVariable): string | undefined => {
     const value = env[name];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
   };
-  const integer = (name: string, fallback: number, min: number, max: number): number => {
+  const integer = (name: ConfigVariable, fallback: number, min: number, max: number): number => {
     const raw = read(name);
     if (raw === undefined) return fallback;
     const parsed = z.coerce.number().int().min(min).max(max).safeParse(raw);
@@ -234,11 +334,16 @@ export function loadConfig(env: Env): Readonly<Config> {
   const rawLogLevel = read('LOG_LEVEL') ?? 'info';
   const logLevel = logLevels.find((level) => level === rawLogLevel);
   if (logLevel === undefined) problems.push(`LOG_LEVEL: expected one of ${logLevels.join(', ')}`);
+  const rawLogFormat = read('LOG_FORMAT');
+  if (rawLogFormat !== undefined && rawLogFormat !== 'json' && rawLogFormat !== 'pretty') {
+    problems.push(`LOG_FORMAT: expected json or pretty (unset: pretty on a terminal, JSON otherwise), got "${rawLogFormat}"`);
+  }
+  const logFormat = rawLogFormat === 'json' || rawLogFormat === 'pretty' ? rawLogFormat : 'auto';
 
   const trustProxyHops = integer('TRUST_PROXY', 0, 0, 10);
 
   const rateLimits = { ...DEFAULT_RATE_LIMITS };
-  for (const [name, variable] of Object.entries(RATE_LIMIT_VARIABLES) as [RateLimitName, string][]) {
+  for (const [name, variable] of Object.entries(RATE_LIMIT_VARIABLES) as [RateLimitName, ConfigVariable][]) {
     const raw = read(variable);
     if (raw === undefined) continue;
     const rule = parseRateLimitRule(raw);
@@ -275,7 +380,7 @@ export function loadConfig(env: Env): Readonly<Config> {
   const clientSecret = read('GITHUB_CLIENT_SECRET');
   if (clientId === undefined) oauthProblems.push('GITHUB_CLIENT_ID must be set');
   if (clientSecret === undefined) oauthProblems.push('GITHUB_CLIENT_SECRET must be set');
-  const providerUrl = (name: string, fallback: string): string => {
+  const providerUrl = (name: ConfigVariable, fallback: string): string => {
     const raw = read(name) ?? fallback;
     if (!z.url({ protocol: /^https?$/ }).safeParse(raw).success) {
       problems.push(`${name}: expected an http(s) URL, got "${raw}"`);
@@ -286,6 +391,7 @@ export function loadConfig(env: Env): Readonly<Config> {
   const authUrl = providerUrl('GITHUB_AUTH_URL', 'https://github.com/login/oauth');
   const apiUrl = providerUrl('GITHUB_API_URL', 'https://api.github.com');
   const github = clientId && clientSecret ? { clientId, clientSecret, authUrl, apiUrl } : null;
+  const oauthUnset = GITHUB_SIGN_IN_VARIABLES.filter((name) => read(name) === undefined);
 
   const authSecret = read('AUTH_SECRET') ?? null;
   if (authSecret === null) oauthProblems.push('AUTH_SECRET must be set (at least 16 characters)');
@@ -340,6 +446,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     bcryptRounds,
     migrateOnStart,
     logLevel: logLevel ?? 'info',
+    logFormat,
     trustProxyHops,
     rateLimits: Object.freeze(rateLimits),
     lockout: Object.freeze({ maxFailures, durationSeconds: lockoutDurationSeconds }),
@@ -349,6 +456,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     authSecret: authSecret !== null && authSecret.length >= 16 ? authSecret : null,
     encryptionKeys: Object.freeze(encryptionKeys),
     oauthProblems: Object.freeze(oauthProblems),
+    oauthUnset: Object.freeze(oauthUnset),
     mail: Object.freeze({ smtpUrl, from: mailFrom, appName, maxAttempts: mailMaxAttempts, delivery }),
   });
 }

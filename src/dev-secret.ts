@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
+import { PRIVATE_FILE_MODE, filesOpenToOthers, makePrivateDirectory, octalMode, writePrivateFile } from './private-files.js';
 import { randomBase64url, secureRandom } from './random.js';
 
 export const DEV_SECRET_FILE = 'jwt-secret';
@@ -22,10 +23,20 @@ export function withPersistedDevSecret(config: Readonly<Config>, logger: Logger)
   }
   if (secret.length < 32) {
     secret = randomBase64url(secureRandom, 48);
-    fs.mkdirSync(config.dataDir, { recursive: true });
-    fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+    makePrivateDirectory(config.dataDir);
+    writePrivateFile(file, `${secret}\n`);
     logger.warn({ file }, 'JWT_SECRET is not set: generated a secret and stored it in the data folder. Set JWT_SECRET in production.');
   } else {
+    // Anyone who could read the file can sign sessions for any account: close it at once (it is
+    // ours, unlike the database, whose mode an operator may have chosen), and say so.
+    for (const open of filesOpenToOthers([file])) {
+      fs.chmodSync(file, PRIVATE_FILE_MODE);
+      logger.warn(
+        { file, mode: octalMode(open.mode) },
+        `${file} could be read by other users (mode ${octalMode(open.mode)}); changed it to 0600. ` +
+          'Anyone who read it can sign sessions: delete the file to generate a new secret (this signs everyone out).',
+      );
+    }
     logger.warn({ file }, 'JWT_SECRET is not set: using the generated secret from the data folder. Set JWT_SECRET in production.');
   }
   return Object.freeze({ ...config, jwtSecret: secret });

@@ -1,5 +1,4 @@
 /** @module Opens the database named by the configuration: SQLite (better-sqlite3) or PostgreSQL (pg). */
-import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
@@ -20,6 +19,7 @@ import {
 import type pg from 'pg';
 import type { DatabaseTarget } from '../config.js';
 import { requireOptional } from '../lazy-require.js';
+import { createPrivateFile, makePrivateDirectory } from '../private-files.js';
 import { migrations } from './migrations/index.js';
 import type { Database } from './schema.js';
 
@@ -135,7 +135,13 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
 
 function openSqliteFile(filename: string): SQLite.Database {
   try {
-    if (filename !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(filename)), { recursive: true });
+    if (filename !== ':memory:') {
+      // A new database is created private (0600) before SQLite opens it: SQLite would create it
+      // 0644, and it gives the WAL and shared-memory files it adds beside it the database file's
+      // own mode, so those are private too. An existing file keeps its mode (the server warns).
+      makePrivateDirectory(path.dirname(path.resolve(filename)));
+      createPrivateFile(filename);
+    }
     const connection = new SQLite(filename);
     connection.pragma('journal_mode = WAL');
     connection.pragma('synchronous = NORMAL');

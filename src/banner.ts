@@ -1,0 +1,116 @@
+/**
+ * @module What `gatehouse serve` says once it listens: where it listens, where to open it, the
+ * mode, the database and the data folder, and, for each optional capability, whether it is on
+ * and which variables turn it on. A pure function of the configuration, so each line is tested
+ * without a server; the command line logs the lines. Nothing secret reaches a line: no secret
+ * variable is read here, and the database and SMTP addresses lose their user, password and query.
+ */
+import path from 'node:path';
+import { GITHUB_SIGN_IN_VARIABLES, type Config } from './config.js';
+
+export interface BannerLine {
+  level: 'info' | 'warn';
+  message: string;
+  /** The same facts as fields, for JSON readers. */
+  details: Record<string, string | number | readonly string[]>;
+}
+
+/** `postgres://user:secret@db.internal:5432/auth?sslmode=require` → `db.internal:5432/auth`; null when unparseable. */
+export function describeServerAddress(url: string): string | null {
+  try {
+    const parsed = new URL(url);
+    // Only the host, port and database name: user info and query parameters (password=,
+    // sslpassword=, sslkey=) may hold credentials.
+    return parsed.host === '' ? null : `${parsed.host}${parsed.pathname === '/' ? '' : parsed.pathname}`;
+  } catch {
+    return null;
+  }
+}
+
+function databaseLine(config: Readonly<Config>): BannerLine {
+  const target = config.database;
+  const details = { database: target.kind, dataDir: config.dataDir };
+  if (target.kind === 'postgres') {
+    const server = describeServerAddress(target.connectionString);
+    return {
+      level: 'info',
+      message: `Database: PostgreSQL${server === null ? '' : ` at ${server}`}. Data folder: ${config.dataDir}`,
+      details: server === null ? details : { ...details, server },
+    };
+  }
+  if (target.filename === ':memory:') {
+    return { level: 'info', message: `Database: SQLite in memory, gone when the server stops. Data folder: ${config.dataDir}`, details };
+  }
+  // loadConfig made the data folder the SQLite file's folder.
+  const file = path.join(config.dataDir, path.basename(target.filename));
+  return { level: 'info', message: `Database: SQLite file ${file}. Data folder: ${config.dataDir}`, details: { ...details, file } };
+}
+
+function githubLine(config: Readonly<Config>): BannerLine {
+  const variables = GITHUB_SIGN_IN_VARIABLES;
+  if (config.oauthProblems.length === 0) {
+    const callback = `${config.baseUrl}/api/auth/callback/github`;
+    return {
+      level: 'info',
+      message: `Sign in with GitHub is on (the GitHub OAuth app's callback URL must be ${callback})`,
+      details: { capability: 'github', state: 'on', callback },
+    };
+  }
+  if (config.oauthUnset.length === variables.length) {
+    return {
+      level: 'info',
+      message: `Sign in with GitHub is off: set ${variables.join(', ')} to turn it on`,
+      details: { capability: 'github', state: 'off', variables },
+    };
+  }
+  // Some of its variables are set: someone meant to turn it on, so say what is still wrong.
+  return {
+    level: 'warn',
+    message: `Sign in with GitHub is off: ${config.oauthProblems.join('; ')}`,
+    details: { capability: 'github', state: 'off', variables, problems: config.oauthProblems },
+  };
+}
+
+/** Null when another line already says it: in production without SMTP_URL, createGatehouse warns that emails stay queued. */
+function emailLine(config: Readonly<Config>): BannerLine | null {
+  const { smtpUrl, delivery } = config.mail;
+  if (smtpUrl !== null) {
+    const server = describeServerAddress(smtpUrl) ?? 'SMTP_URL';
+    const by = delivery === 'worker' ? 'by `gatehouse mail` workers (MAIL_DELIVERY=worker); this server only queues them' : 'by this server';
+    return { level: 'info', message: `Email delivery is on: over SMTP to ${server}, ${by}`, details: { capability: 'email', state: 'on', server, delivery } };
+  }
+  if (config.mode === 'production') return null;
+  return {
+    level: 'info',
+    message: 'Email delivery is off: emails are printed to this console instead; set SMTP_URL to send them',
+    details: { capability: 'email', state: 'off', variables: ['SMTP_URL'] },
+  };
+}
+
+/**
+ * The start banner, in order. `listeningUrl` is the bound address (what a local client connects
+ * to; the "listening on" line is what bench/lib.mjs and the tests wait for), while BASE_URL is
+ * the address to open: the only origin whose pages may sign in (docs/http-api.md).
+ */
+export function startBanner(config: Readonly<Config>, listeningUrl: string, startupMs: number): BannerLine[] {
+  const base = config.baseUrl;
+  const lines: BannerLine[] = [
+    {
+      level: 'info',
+      // The URL is followed by a space: pino-pretty colours the message, and the pattern the
+      // tests and the bench use, /listening on (http:\/\/[^\s"]+)/, must not take the colour code.
+      message: `Gatehouse listening on ${listeningUrl} (mode: ${config.mode}, database: ${config.database.kind})`,
+      details: { url: listeningUrl, baseUrl: base, mode: config.mode, database: config.database.kind, startupMs },
+    },
+    {
+      level: 'info',
+      message: `Open ${base} in a browser: ${base}/register to create an account, ${base}/login to sign in`,
+      details: { baseUrl: base, register: `${base}/register`, login: `${base}/login` },
+    },
+    databaseLine(config),
+    githubLine(config),
+  ];
+  const email = emailLine(config);
+  if (email !== null) lines.push(email);
+  return lines;
+}

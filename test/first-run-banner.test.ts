@@ -1,0 +1,115 @@
+/** The start banner as a pure function of the configuration: what each line says, and that no secret is in any. */
+import { describe, expect, test } from 'vitest';
+import { describeServerAddress, startBanner, type BannerLine } from '../src/banner.js';
+import { loadConfig } from '../src/config.js';
+
+const LISTENING = /listening on (http:\/\/[^\s"]+)/;
+const KEY = Buffer.alloc(32, 7).toString('base64');
+const everything = (lines: BannerLine[]): string => JSON.stringify(lines);
+
+describe('startBanner()', () => {
+  test('the defaults: where it listens, the address to open with its /register and /login, the database, and what is off', () => {
+    const lines = startBanner(loadConfig({ PORT: '3000' }), 'http://127.0.0.1:3000', 42);
+    expect(lines.map((line) => line.message)).toEqual([
+      'Gatehouse listening on http://127.0.0.1:3000 (mode: default, database: sqlite)',
+      'Open http://localhost:3000 in a browser: http://localhost:3000/register to create an account, http://localhost:3000/login to sign in',
+      expect.stringMatching(/^Database: SQLite file \/.*\/data\/gatehouse\.db\. Data folder: \/.*\/data$/),
+      'Sign in with GitHub is off: set GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, AUTH_SECRET, ENCRYPTION_KEY_BASE64 to turn it on',
+      'Email delivery is off: emails are printed to this console instead; set SMTP_URL to send them',
+    ]);
+    expect(lines.every((line) => line.level === 'info')).toBe(true);
+    expect(lines[0]?.details).toEqual({ url: 'http://127.0.0.1:3000', baseUrl: 'http://localhost:3000', mode: 'default', database: 'sqlite', startupMs: 42 });
+    // What the bench and the test helpers read: the bound address, not BASE_URL.
+    expect(LISTENING.exec(lines[0]?.message ?? '')?.[1]).toBe('http://127.0.0.1:3000');
+  });
+
+  test('BASE_URL is the address to open; the listening line keeps the bound one', () => {
+    const lines = startBanner(loadConfig({ BASE_URL: 'https://auth.example.com', NODE_ENV: 'development' }), 'http://[::1]:8080', 1);
+    expect(lines[0]?.message).toBe('Gatehouse listening on http://[::1]:8080 (mode: development, database: sqlite)');
+    expect(lines[1]?.message).toBe(
+      'Open https://auth.example.com in a browser: https://auth.example.com/register to create an account, https://auth.example.com/login to sign in',
+    );
+  });
+
+  test('Sign in with GitHub: on names its callback; half set up is one warning naming what is wrong', () => {
+    const on = startBanner(
+      loadConfig({
+        BASE_URL: 'https://auth.example.com',
+        GITHUB_CLIENT_ID: 'id',
+        GITHUB_CLIENT_SECRET: 's',
+        AUTH_SECRET: 'a'.repeat(16),
+        ENCRYPTION_KEY_BASE64: KEY,
+      }),
+      'http://127.0.0.1:1',
+      1,
+    );
+    expect(on.find((line) => line.message.startsWith('Sign in with GitHub'))).toEqual({
+      level: 'info',
+      message: "Sign in with GitHub is on (the GitHub OAuth app's callback URL must be https://auth.example.com/api/auth/callback/github)",
+      details: { capability: 'github', state: 'on', callback: 'https://auth.example.com/api/auth/callback/github' },
+    });
+
+    const half = startBanner(loadConfig({ GITHUB_CLIENT_ID: 'id', AUTH_SECRET: 'short' }), 'http://127.0.0.1:1', 1);
+    const github = half.filter((line) => line.message.includes('GitHub'));
+    expect(github).toHaveLength(1);
+    expect(github[0]?.level).toBe('warn');
+    expect(github[0]?.message).toBe(
+      'Sign in with GitHub is off: GITHUB_CLIENT_SECRET must be set; AUTH_SECRET must be at least 16 characters; ENCRYPTION_KEY_BASE64 must be set (base64 of 32 random bytes)',
+    );
+  });
+
+  test('email: SMTP without its credentials, the worker split, and nothing in production without SMTP (createGatehouse warns there)', () => {
+    const smtp = startBanner(loadConfig({ SMTP_URL: 'smtps://mailer:hunter2@mail.example.com:465' }), 'http://127.0.0.1:1', 1);
+    expect(smtp.at(-1)?.message).toBe('Email delivery is on: over SMTP to mail.example.com:465, by this server');
+    const worker = startBanner(loadConfig({ SMTP_URL: 'smtp://mail.example.com:587', MAIL_DELIVERY: 'worker' }), 'http://127.0.0.1:1', 1);
+    expect(worker.at(-1)?.message).toBe(
+      'Email delivery is on: over SMTP to mail.example.com:587, by `gatehouse mail` workers (MAIL_DELIVERY=worker); this server only queues them',
+    );
+    const production = startBanner(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }), 'http://127.0.0.1:1', 1);
+    expect(production.some((line) => /email/i.test(line.message))).toBe(false);
+  });
+
+  test('databases: PostgreSQL by host, port and name only; SQLite in memory', () => {
+    const postgres = startBanner(
+      loadConfig({ DATABASE_URL: 'postgres://admin:pg-hunter2@db.internal:5433/auth?sslmode=require&sslpassword=key-hunter2' }),
+      'http://127.0.0.1:1',
+      1,
+    );
+    expect(postgres[2]?.message).toMatch(/^Database: PostgreSQL at db\.internal:5433\/auth\. Data folder: \//);
+    expect(postgres[2]?.details).toMatchObject({ database: 'postgres', server: 'db.internal:5433/auth' });
+    const memory = startBanner(loadConfig({ DATABASE_URL: 'sqlite::memory:' }), 'http://127.0.0.1:1', 1);
+    expect(memory[2]?.message).toMatch(/^Database: SQLite in memory, gone when the server stops\./);
+  });
+
+  test('no secret reaches a line, in the messages or in the fields', () => {
+    const lines = startBanner(
+      loadConfig({
+        NODE_ENV: 'production',
+        JWT_SECRET: `jwt-hunter2-${'x'.repeat(32)}`,
+        DATABASE_URL: 'postgresql://admin:pg-hunter2@db.internal/auth?password=query-hunter2',
+        REDIS_URL: 'redis://:redis-hunter2@cache.internal:6379',
+        SMTP_URL: 'smtp://mailer:smtp-hunter2@mail.example.com:587',
+        GITHUB_CLIENT_ID: 'id',
+        GITHUB_CLIENT_SECRET: 'github-hunter2',
+        AUTH_SECRET: 'auth-hunter2-0123456789',
+        ENCRYPTION_KEY_BASE64: KEY,
+      }),
+      'http://127.0.0.1:1',
+      1,
+    );
+    const text = everything(lines);
+    expect(text).not.toMatch(/hunter2|admin|mailer/);
+    expect(text).not.toContain(KEY);
+  });
+});
+
+describe('describeServerAddress()', () => {
+  test('keeps host, port and database name; drops user, password and query', () => {
+    expect(describeServerAddress('postgres://u:p@db:5432/auth?sslmode=require')).toBe('db:5432/auth');
+    expect(describeServerAddress('postgres://db.internal')).toBe('db.internal');
+    expect(describeServerAddress('smtp://u:p@mail.example.com:587/')).toBe('mail.example.com:587');
+    // A socket directory given as a query parameter leaves no host to show.
+    expect(describeServerAddress('postgres://u:p@/auth?host=/var/run/postgresql')).toBeNull();
+    expect(describeServerAddress('not a url')).toBeNull();
+  });
+});
