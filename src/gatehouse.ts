@@ -157,6 +157,8 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       random,
       stores,
       session,
+      appName: config.mail.appName,
+      onEmailQueued: emailPump.kick,
     },
   });
 

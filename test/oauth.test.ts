@@ -258,17 +258,31 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect((await events())[0]).toMatchObject({ type: 'login_success', metadata: { linkedBy: 'existing_link', providerLogin: 'mona-renamed' } });
   });
 
-  test('case 2: a verified GitHub email links to the verified local user of that email, password untouched', async () => {
-    expect((await t.request('POST', '/api/auth/register', { json: { email: 'linked@example.com', password: STRONG_PASSWORD } })).status).toBe(201);
+  test('case 2: a verified GitHub email links to the verified local user of that email, password untouched; other sessions end and the owner is told', async () => {
+    const registered = await t.request('POST', '/api/auth/register', { json: { email: 'linked@example.com', password: STRONG_PASSWORD } });
+    expect(registered.status).toBe(201);
+    const earlierSession = cookieFrom(registered, SESSION);
     const local = (await t.gatehouse.stores.users.findUserByEmail('linked@example.com'))!;
     await t.gatehouse.stores.users.markEmailVerified(local.id);
 
     gitHubUser('linked', [{ email: 'LINKED@example.com', primary: true, verified: true }]);
-    const { user } = await sessionOf(await signIn('linked'));
+    const signedIn = await signIn('linked');
+    const { user } = await sessionOf(signedIn);
     expect(user.id).toBe(local.id);
     expect(await t.gatehouse.stores.accounts.listUserAccounts(local.id)).toHaveLength(1);
     expect((await events())[0]).toMatchObject({ type: 'login_success', userId: local.id, metadata: { linkedBy: 'verified_email' } });
-    expect((await events()).some((e) => e.type === 'config_updated')).toBe(false);
+    // A new way into the account: every other session ended, this one works, the owner is told.
+    expect((await t.request('GET', '/api/auth/session', { cookie: earlierSession })).status).toBe(401);
+    expect((await t.request('GET', '/api/auth/session', { cookie: cookieFrom(signedIn, SESSION) })).status).toBe(200);
+    expect((await events()).find((e) => e.type === 'config_updated')).toMatchObject({
+      userId: local.id,
+      metadata: { action: 'provider_linked_to_existing_account', provider: 'github', providerLogin: 'linked', sessionsRevoked: 1, ownerNotified: true },
+    });
+    await t.gatehouse.deliverQueuedEmails();
+    const notice = t.sentEmails.find((email) => email.subject.includes('was linked'))!;
+    expect(notice.to).toBe('linked@example.com');
+    expect(notice.text).toContain('"linked"');
+    expect(notice.text).toContain('http://localhost:3000/forgot-password');
     expect((await t.request('POST', '/api/auth/login', { json: { email: 'linked@example.com', password: STRONG_PASSWORD } })).status).toBe(200);
   });
 

@@ -34,12 +34,16 @@ import { createCodeChallenge, generateCodeVerifier, generateState } from './pkce
 import { ProviderRequestError, describeProviderFailure, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from './provider.js';
 import { resolveReturnTo } from '../http/return-to.js';
 import type { AccountStore, LinkedAccount } from './store.js';
+import type { OutboxStore } from '../outbox/outbox.js';
+import { queueEmail } from '../outbox/queue.js';
+import { renderProviderLinkedEmail } from '../outbox/templates.js';
 
 export interface OAuthStores {
   users: Pick<UserStore, 'findUserById' | 'findUserByEmail' | 'createUser' | 'recordLogin' | 'removePassword' | 'markEmailVerified'>;
   accounts: AccountStore;
   sessions: Pick<SessionStore, 'deleteUserSessions'>;
   audit: AuditStore;
+  outbox: Pick<OutboxStore, 'enqueueEmail'>;
   transaction<T>(work: (stores: OAuthStores) => Promise<T>): Promise<T>;
 }
 
@@ -61,6 +65,9 @@ export interface OAuthFlowDeps {
   random: RandomReader;
   stores: OAuthStores;
   session: SessionDeps;
+  /** For the notice emailed when a provider is linked to an existing account. */
+  appName: string;
+  onEmailQueued: () => void;
 }
 
 export interface StartedSignIn {
@@ -203,7 +210,8 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
     return fail('oauth_failed', `Your ${name} profile could not be read (${detail}). Please try again.`, { reason: 'profile_fetch', detail });
   }
 
-  const { user, linkedBy } = await linkOrCreateUser(deps.stores, setup.envelope, provider, profile, tokens, ctx);
+  const { user, linkedBy } = await linkOrCreateUser(deps, setup.envelope, provider, profile, tokens, ctx);
+  if (linkedBy === 'verified_email') deps.onEmailQueued();
   const session = await issueSession(deps.session, user.id, ctx.now);
   await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, {
     method: 'oauth',
@@ -223,8 +231,11 @@ const MAX_LINK_ATTEMPTS = 3;
 
 type LinkedBy = 'existing_link' | 'verified_email' | 'new_user';
 
+/** What linking needs beyond the transaction's stores: where the owner's notice links to. */
+type NoticeSettings = Pick<OAuthFlowDeps, 'appName' | 'baseUrl'>;
+
 async function linkOrCreateUser(
-  stores: OAuthStores,
+  deps: Pick<OAuthFlowDeps, 'stores' | 'appName' | 'baseUrl'>,
   envelope: Envelope,
   provider: OAuthProvider,
   profile: ProviderProfile,
@@ -233,7 +244,7 @@ async function linkOrCreateUser(
 ): Promise<{ user: User; linkedBy: LinkedBy }> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await stores.transaction((tx) => linkOnce(tx, envelope, provider, profile, tokens, ctx));
+      return await deps.stores.transaction((tx) => linkOnce(tx, deps, envelope, provider, profile, tokens, ctx));
     } catch (error) {
       // The unique index on (provider, provider_account_id) or users.email decided the race;
       // the next attempt finds the winner's row through case 1 or 2.
@@ -255,6 +266,7 @@ function sealTokens(envelope: Envelope, accountId: string, tokens: ProviderToken
 
 async function linkOnce(
   tx: OAuthStores,
+  notice: NoticeSettings,
   envelope: Envelope,
   provider: OAuthProvider,
   profile: ProviderProfile,
@@ -311,6 +323,25 @@ async function linkOnce(
           sessionsRevoked,
         });
         user = { ...owner, passwordHash: null, emailVerified: true };
+      } else {
+        // A new way into an account that has an owner: every session open elsewhere ends (the new
+        // one is issued after this), and the owner hears of it, in the same transaction. If the
+        // provider account is not theirs, they learn it at once and can act; if it is, the email
+        // says there is nothing to do.
+        const sessionsRevoked = await tx.sessions.deleteUserSessions(owner.id);
+        await queueEmail(
+          tx.outbox,
+          verifiedEmail,
+          renderProviderLinkedEmail({ appName: notice.appName, providerName: provider.displayName, providerLogin: profile.login, baseUrl: notice.baseUrl }),
+          { now: ctx.now, linkExpiresAt: null },
+        );
+        await recordAudit(tx.audit, ctx, 'config_updated', owner.id, {
+          action: 'provider_linked_to_existing_account',
+          ...identity,
+          email: verifiedEmail,
+          sessionsRevoked,
+          ownerNotified: true,
+        });
       }
       if ((await tx.accounts.createAccount(newAccount(user.id))) === 'already_linked') throw new LinkRaceLost();
       await tx.users.recordLogin(user.id, ctx.now);

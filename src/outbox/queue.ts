@@ -3,7 +3,13 @@ import { randomUUID } from 'node:crypto';
 import type { OutboxStore } from './outbox.js';
 import type { RenderedEmail } from './templates.js';
 
-export async function queueEmail(outbox: OutboxStore, recipient: string, email: RenderedEmail, options: { now: Date; linkExpiresAt: Date }): Promise<void> {
+/** `linkExpiresAt`: when the link inside stops working (the row is purged then); null for a notice that carries no secret. */
+export async function queueEmail(
+  outbox: Pick<OutboxStore, 'enqueueEmail'>,
+  recipient: string,
+  email: RenderedEmail,
+  options: { now: Date; linkExpiresAt: Date | null },
+): Promise<void> {
   await outbox.enqueueEmail({
     id: randomUUID(),
     recipient,

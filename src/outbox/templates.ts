@@ -56,6 +56,22 @@ export function renderVerificationEmail(options: { appName: string; url: string;
   });
 }
 
+/** A security notice (ASVS 5.0 6.3.7): a sign-in provider was linked to the account. No secret inside. */
+export function renderProviderLinkedEmail(options: { appName: string; providerName: string; providerLogin: string; baseUrl: string }): RenderedEmail {
+  return render({
+    template: 'provider_linked',
+    subject: `${options.providerName} sign-in was linked to your ${options.appName} account`,
+    intro: [
+      `Someone signed in to your ${options.appName} account with the ${options.providerName} account "${options.providerLogin}", which has the same verified email address, and linked it to your account.`,
+      'Every other session of your account was signed out.',
+      'If this was not you, choose a new password now:',
+    ],
+    action: 'Choose a new password',
+    url: `${options.baseUrl}/forgot-password`,
+    outro: [`If it was you, there is nothing to do: you can now sign in with ${options.providerName} too.`],
+  });
+}
+
 export function renderPasswordResetEmail(options: { appName: string; url: string; lifetimeHours: number }): RenderedEmail {
   return render({
     template: 'password_reset',
