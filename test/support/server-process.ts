@@ -22,7 +22,9 @@ export interface ServerProcess {
 export async function startServerProcess(options: { env: Record<string, string>; cwd: string }): Promise<ServerProcess> {
   const child: ChildProcess = spawn(process.execPath, [CLI, 'serve'], {
     cwd: options.cwd,
-    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ...options.env },
+    // ENV_FILE=/dev/null: a developer's own ./.env never changes what a test runs (a test of .env
+    // itself passes its own ENV_FILE).
+    env: { PATH: process.env.PATH ?? '', PORT: '0', LOG_LEVEL: 'info', ENV_FILE: '/dev/null', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
