@@ -190,7 +190,7 @@ async function measure(label, env, backend) {
  */
 async function measureParity(label, env) {
   console.error(`[${label}] timing parity (production mode)`);
-  const server = await startServer({ ...env, NODE_ENV: 'production' });
+  const server = await startServer({ ...env, NODE_ENV: 'production', ALLOW_INSECURE_BASE_URL: 'true' });
   const { url } = server;
   try {
     // Pairs in random order, so neither kind always follows the other. Logins and reset

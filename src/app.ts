@@ -66,7 +66,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   const securityHeaderRecord = Object.fromEntries(
     securityHeaders({
       contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'",
-      production: deps.config.mode === 'production',
+      httpsBaseUrl: deps.config.httpsBaseUrl,
     }),
   );
   const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {

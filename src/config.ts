@@ -38,6 +38,11 @@ export interface Config {
   port: number;
   host: string;
   baseUrl: string;
+  /**
+   * BASE_URL is https: cookies are Secure and `__Host-` prefixed, and HSTS is sent, in every mode
+   * (a TLS-terminating proxy talks plain http to Gatehouse; what counts is what the browser sees).
+   */
+  httpsBaseUrl: boolean;
   /** TRUSTED_ORIGINS: front ends on other origins that may call the API with credentials (CORS). */
   trustedOrigins: readonly string[];
   database: DatabaseTarget;
@@ -111,7 +116,16 @@ export const CONFIG_VARIABLES = [
     meaning: 'signs session JWTs, at least 32 characters; required in production, otherwise generated once into <data folder>/jwt-secret',
   },
   { name: 'SESSION_EXPIRES_IN', default: '86400', meaning: 'session lifetime in seconds (60 to 31536000)' },
-  { name: 'SESSION_COOKIE_NAME', default: '', meaning: 'name of the session cookie (unset: gatehouse_session; __Host-gatehouse_session in production)' },
+  {
+    name: 'SESSION_COOKIE_NAME',
+    default: '',
+    meaning: 'name of the session cookie (unset: __Host-gatehouse_session with an https BASE_URL, else gatehouse_session; production: must start with __Host-)',
+  },
+  {
+    name: 'ALLOW_INSECURE_BASE_URL',
+    default: 'false',
+    meaning: 'true lets production run with a plain-http BASE_URL (cookies then not Secure); refused otherwise',
+  },
   { name: 'BCRYPT_ROUNDS', default: '10', meaning: 'bcrypt cost (4 to 15)' },
   { name: 'APP_NAME', default: 'Gatehouse', meaning: 'product name in email subjects and bodies' },
   {
@@ -314,13 +328,29 @@ export function loadConfig(env: Env): Readonly<Config> {
   }
 
   const sessionExpiresInSeconds = integer('SESSION_EXPIRES_IN', 86400, 60, 31_536_000);
-  const sessionCookieName = read('SESSION_COOKIE_NAME') ?? (mode === 'production' ? '__Host-gatehouse_session' : 'gatehouse_session');
+  const httpsBaseUrl = baseUrl.startsWith('https://');
+  const rawAllowInsecure = read('ALLOW_INSECURE_BASE_URL');
+  if (rawAllowInsecure !== undefined && rawAllowInsecure !== 'true' && rawAllowInsecure !== 'false') {
+    problems.push(`ALLOW_INSECURE_BASE_URL: expected true or false, got "${rawAllowInsecure}"`);
+  }
+  if (mode === 'production' && !httpsBaseUrl && rawAllowInsecure !== 'true') {
+    problems.push(
+      `BASE_URL: production needs the https:// address people use (cookies are Secure only then), got "${baseUrl}"; behind a TLS-terminating proxy set it to the proxy's https address, or set ALLOW_INSECURE_BASE_URL=true to run over plain http`,
+    );
+  }
+  const rawSessionCookieName = read('SESSION_COOKIE_NAME');
+  const sessionCookieName = rawSessionCookieName ?? (httpsBaseUrl ? '__Host-gatehouse_session' : 'gatehouse_session');
+  if (mode === 'production' && httpsBaseUrl && rawSessionCookieName !== undefined && !rawSessionCookieName.startsWith('__Host-')) {
+    // Without the prefix, a sibling subdomain (or a plain-http page on this host) can set a
+    // cookie of that name and fix the session the browser presents.
+    problems.push(`SESSION_COOKIE_NAME: in production the name must start with __Host- (so no other site can set it), got "${rawSessionCookieName}"`);
+  }
   if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(sessionCookieName)) {
     problems.push("SESSION_COOKIE_NAME: expected a cookie name (letters, digits and !#$%&'*+-.^_`|~)");
-  } else if (/^__(host|secure)-/i.test(sessionCookieName) && mode !== 'production') {
-    // Browsers accept __Host- and __Secure- cookies only with Secure, which is set in production
-    // only: outside it such a name would make every sign-in fail.
-    problems.push('SESSION_COOKIE_NAME: a __Host- or __Secure- name needs NODE_ENV=production (the cookie is Secure only there)');
+  } else if (/^__(host|secure)-/i.test(sessionCookieName) && !httpsBaseUrl) {
+    // Browsers accept __Host- and __Secure- cookies only with Secure, which is set only with an
+    // https BASE_URL: otherwise such a name would make every sign-in fail.
+    problems.push('SESSION_COOKIE_NAME: a __Host- or __Secure- name needs an https:// BASE_URL (the cookie is Secure only then)');
   }
   const bcryptRounds = integer('BCRYPT_ROUNDS', 10, 4, 15);
 
@@ -435,6 +465,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     port,
     host,
     baseUrl,
+    httpsBaseUrl,
     trustedOrigins: Object.freeze(trustedOrigins),
     database: Object.freeze(database),
     dataDir,

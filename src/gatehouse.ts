@@ -96,7 +96,8 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const loginLock = createLoginLock(limiterBackend, config.lockout);
 
   const stores = createStores(database.kysely, database.dialect);
-  const cookie = { name: config.sessionCookieName, secure: config.mode === 'production' };
+  // Secure by the address people use, not by NODE_ENV (config.ts, httpsBaseUrl).
+  const cookie = { name: config.sessionCookieName, secure: config.httpsBaseUrl };
   const session = {
     sessions: stores.sessions,
     tokens: createSessionTokenCodec(config.jwtSecret),
@@ -123,7 +124,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     logger,
     database,
     cookie,
-    deviceCookie: deviceCookieSettings(config.mode),
+    deviceCookie: deviceCookieSettings(config.httpsBaseUrl),
     session,
     limiterStatus: () => limiterBackend.checkStatus(),
     password: {

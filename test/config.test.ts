@@ -37,8 +37,40 @@ describe('loadConfig()', () => {
   test('production refuses to start without JWT_SECRET and names the variable', () => {
     const problems = problemsOf({ NODE_ENV: 'production' });
     expect(problems.some((p) => p.startsWith('JWT_SECRET:'))).toBe(true);
-    const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) });
+    const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com' });
     expect(config.sessionCookieName).toBe('__Host-gatehouse_session');
+  });
+
+  test('secure by the URL: an https BASE_URL makes cookies Secure and __Host- prefixed in every mode', () => {
+    const config = loadConfig({ BASE_URL: 'https://auth.example.com' });
+    expect(config.mode).toBe('default');
+    expect(config.httpsBaseUrl).toBe(true);
+    expect(config.sessionCookieName).toBe('__Host-gatehouse_session');
+    expect(loadConfig({}).httpsBaseUrl).toBe(false);
+    expect(loadConfig({}).sessionCookieName).toBe('gatehouse_session');
+  });
+
+  test('production refuses a plain-http BASE_URL unless ALLOW_INSECURE_BASE_URL=true, naming the variable', () => {
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) };
+    for (const baseUrl of [undefined, 'http://auth.example.com']) {
+      const problems = problemsOf({ ...production, ...(baseUrl ? { BASE_URL: baseUrl } : {}) });
+      expect(problems, String(baseUrl)).toHaveLength(1);
+      expect(problems[0]).toMatch(/^BASE_URL: production needs the https:\/\/ address/);
+      expect(problems[0]).toContain('ALLOW_INSECURE_BASE_URL=true');
+    }
+    const insecure = loadConfig({ ...production, BASE_URL: 'http://auth.example.com', ALLOW_INSECURE_BASE_URL: 'true' });
+    expect(insecure.httpsBaseUrl).toBe(false);
+    expect(insecure.sessionCookieName).toBe('gatehouse_session');
+    expect(problemsOf({ ALLOW_INSECURE_BASE_URL: 'yes' })[0]).toMatch(/^ALLOW_INSECURE_BASE_URL: expected true or false/);
+  });
+
+  test('production refuses an overridden SESSION_COOKIE_NAME without the __Host- prefix', () => {
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com' };
+    expect(problemsOf({ ...production, SESSION_COOKIE_NAME: 'my_session' })).toEqual([
+      expect.stringMatching(/^SESSION_COOKIE_NAME: in production the name must start with __Host-/),
+    ]);
+    expect(problemsOf({ ...production, SESSION_COOKIE_NAME: '__Secure-my_session' })).toHaveLength(1);
+    expect(loadConfig({ ...production, SESSION_COOKIE_NAME: '__Host-mine' }).sessionCookieName).toBe('__Host-mine');
   });
 
   test('every bad value is named with the form it expects', () => {
@@ -108,10 +140,10 @@ describe('loadConfig()', () => {
     expect(loadConfig({ RATE_LIMIT_REGISTER: '5/168h', LOCKOUT_DURATION: '168h' }).lockout.durationSeconds).toBe(604800);
   });
 
-  test('a __Host- or __Secure- session cookie name is refused outside production', () => {
+  test('a __Host- or __Secure- session cookie name is refused without an https BASE_URL', () => {
     expect(problemsOf({ SESSION_COOKIE_NAME: '__Host-mine' }).some((p) => p.startsWith('SESSION_COOKIE_NAME:'))).toBe(true);
     expect(problemsOf({ SESSION_COOKIE_NAME: '__Secure-mine' }).some((p) => p.startsWith('SESSION_COOKIE_NAME:'))).toBe(true);
-    expect(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), SESSION_COOKIE_NAME: '__Host-mine' }).sessionCookieName).toBe('__Host-mine');
+    expect(loadConfig({ BASE_URL: 'https://auth.example.com', SESSION_COOKIE_NAME: '__Host-mine' }).sessionCookieName).toBe('__Host-mine');
   });
 
   test('DATABASE_URL forms', () => {

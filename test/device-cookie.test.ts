@@ -135,8 +135,8 @@ describeEachDialect('device cookie', (dialect) => {
     expect((await login(g, STRONG_PASSWORD, { ip: '198.51.100.31', cookie: forged })).status).toBe(429);
   });
 
-  test('in production the cookie is Secure and named __Host-gatehouse_device', async () => {
-    const g = await start({ NODE_ENV: 'production' });
+  test('with an https BASE_URL (production or not) the cookie is Secure and named __Host-gatehouse_device', async () => {
+    const g = await start({ BASE_URL: 'https://auth.example.com' });
     const header = setCookieHeader(await login(g, STRONG_PASSWORD), '__Host-gatehouse_device');
     expect(header).toMatch(/; Secure/);
     expect(header).toMatch(/; Path=\//);

@@ -168,7 +168,7 @@ describeEachDialect('email verification (development mode)', (dialect) => {
 
 describeEachDialect('email verification (not development mode)', (dialect) => {
   test('register and resend never return the token outside development mode', async () => {
-    for (const env of [{}, { NODE_ENV: 'production' }] as Record<string, string>[]) {
+    for (const env of [{}, { NODE_ENV: 'production', BASE_URL: 'https://auth.example.com' }] as Record<string, string>[]) {
       const t = await createTestGatehouse(dialect, { env });
       try {
         const response = await t.request('POST', '/api/auth/register', { json: { email: 'prod@example.com', password: STRONG_PASSWORD } });

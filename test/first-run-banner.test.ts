@@ -65,7 +65,11 @@ describe('startBanner()', () => {
     expect(worker.at(-1)?.message).toBe(
       'Email delivery is on: over SMTP to mail.example.com:587, by `gatehouse mail` workers (MAIL_DELIVERY=worker); this server only queues them',
     );
-    const production = startBanner(loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) }), 'http://127.0.0.1:1', 1);
+    const production = startBanner(
+      loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com' }),
+      'http://127.0.0.1:1',
+      1,
+    );
     expect(production.some((line) => /email/i.test(line.message))).toBe(false);
   });
 
@@ -85,6 +89,7 @@ describe('startBanner()', () => {
     const lines = startBanner(
       loadConfig({
         NODE_ENV: 'production',
+        BASE_URL: 'https://auth.example.com',
         JWT_SECRET: `jwt-hunter2-${'x'.repeat(32)}`,
         DATABASE_URL: 'postgresql://admin:pg-hunter2@db.internal/auth?password=query-hunter2',
         REDIS_URL: 'redis://:redis-hunter2@cache.internal:6379',

@@ -332,7 +332,8 @@ describe('settings in a .env file', () => {
     const cwd = tempDir();
     fs.writeFileSync(path.join(cwd, '.env'), 'BASE_URL=http://from-dotenv.example:8080\n');
     fs.writeFileSync(path.join(cwd, 'prod.env'), 'BASE_URL=https://auth.example.com\n');
-    const production = { NODE_ENV: 'production', JWT_SECRET: 'p'.repeat(40), DATABASE_URL: 'sqlite:./prod.db' };
+    // Plain http allowed explicitly: which BASE_URL wins is what this test reads.
+    const production = { NODE_ENV: 'production', ALLOW_INSECURE_BASE_URL: 'true', JWT_SECRET: 'p'.repeat(40), DATABASE_URL: 'sqlite:./prod.db' };
 
     const ignored = start({ cwd, terminal: false, env: production });
     await ignored.waitFor(LISTENING);

@@ -181,3 +181,26 @@ describeEachDialect('unexpected failures', (dialect) => {
     }
   });
 });
+
+describeEachDialect('secure by the URL', (dialect) => {
+  test('an https BASE_URL sends HSTS and Secure __Host- cookies without NODE_ENV=production; a plain-http one sends neither', async () => {
+    const https = await createTestGatehouse(dialect, { env: { BASE_URL: 'https://auth.example.com' } });
+    const http = await createTestGatehouse(dialect);
+    try {
+      const secure = await https.request('POST', '/api/auth/register', { json: { email: 'tls@example.com', password: STRONG_PASSWORD } });
+      expect(secure.status).toBe(201);
+      expect(secure.headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
+      expect(secure.headers.getSetCookie()[0]).toMatch(/^__Host-gatehouse_session=.*; Secure/);
+      expect((await https.request('GET', '/login')).headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
+      expect((await https.request('GET', '/healthz')).headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
+
+      const plain = await http.request('POST', '/api/auth/register', { json: { email: 'plain@example.com', password: STRONG_PASSWORD } });
+      expect(plain.headers.get('strict-transport-security')).toBeNull();
+      expect(plain.headers.getSetCookie()[0]).toMatch(/^gatehouse_session=/);
+      expect(plain.headers.getSetCookie()[0]).not.toMatch(/; Secure/);
+    } finally {
+      await https.close();
+      await http.close();
+    }
+  });
+});

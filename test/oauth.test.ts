@@ -592,7 +592,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
 
   test('in production the pending cookie is Secure and __Host- prefixed', async () => {
     await t.close();
-    t = await open(oauthEnv({ NODE_ENV: 'production' }));
+    t = await open(oauthEnv({ NODE_ENV: 'production', BASE_URL: 'https://auth.example.com' }));
     const response = await t.request('GET', '/api/auth/oauth/github');
     const header = setCookieHeader(response, pendingNameOf(response))!;
     expect(header).toMatch(/^__Host-gatehouse_oauth_[0-9a-f]{16}=/);

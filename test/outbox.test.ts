@@ -119,7 +119,7 @@ describeEachDialect('which sender the server uses', (dialect) => {
   }
 
   test('production without SMTP_URL: emails stay queued, and the start says so once', async () => {
-    const { t, logs } = await startWith({ NODE_ENV: 'production' });
+    const { t, logs } = await startWith({ NODE_ENV: 'production', BASE_URL: 'https://auth.example.com' });
     try {
       await t.request('POST', '/api/auth/register', { json: { email: 'queued@example.com', password: 'Correct-Horse-9' } });
       await t.request('POST', '/api/auth/register', { json: { email: 'queued2@example.com', password: 'Correct-Horse-9' } });

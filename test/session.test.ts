@@ -133,7 +133,7 @@ describeEachDialect('sessions', (dialect) => {
 
 describeEachDialect('sessions in production', (dialect) => {
   test('the cookie is Secure and named __Host-gatehouse_session', async () => {
-    const t = await createTestGatehouse(dialect, { env: { NODE_ENV: 'production' } });
+    const t = await createTestGatehouse(dialect, { env: { NODE_ENV: 'production', BASE_URL: 'https://auth.example.com' } });
     try {
       const response = await t.request('POST', '/api/auth/register', { json: { email: 'prod@example.com', password: STRONG_PASSWORD } });
       const header = response.headers.getSetCookie()[0]!;

@@ -3,7 +3,7 @@
  * Content-Security-Policy differs between the two.
  */
 
-export function securityHeaders(options: { contentSecurityPolicy: string; production: boolean }): ReadonlyArray<[string, string]> {
+export function securityHeaders(options: { contentSecurityPolicy: string; httpsBaseUrl: boolean }): ReadonlyArray<[string, string]> {
   return Object.entries({
     'Content-Security-Policy': options.contentSecurityPolicy,
     // Reset and verification tokens sit in page URLs: no Referer may carry them elsewhere.
@@ -14,8 +14,9 @@ export function securityHeaders(options: { contentSecurityPolicy: string; produc
     'Cross-Origin-Opener-Policy': 'same-origin',
     // Answers about who is signed in, and pages holding tokens, must never be cached.
     'Cache-Control': 'no-store',
-    // HSTS only where the service is served over HTTPS; on plain-HTTP development setups it
-    // would pin browsers to an HTTPS that does not exist.
-    ...(options.production ? { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains' } : {}),
+    // HSTS wherever people reach the service over HTTPS (BASE_URL), in every mode and whatever
+    // transport reaches Gatehouse itself (DESIGN §9.8); on plain-HTTP setups it would pin browsers
+    // to an HTTPS that does not exist.
+    ...(options.httpsBaseUrl ? { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains' } : {}),
   });
 }

@@ -1,6 +1,6 @@
 /**
- * @module The device cookie on the wire: HttpOnly, SameSite=Lax, Path=/, Secure in production,
- * kept 180 days. In production its name has the `__Host-` prefix, like the session cookie's, so a
+ * @module The device cookie on the wire: HttpOnly, SameSite=Lax, Path=/, Secure with an https
+ * BASE_URL, kept 180 days. Then its name has the `__Host-` prefix, like the session cookie's, so a
  * sibling subdomain cannot plant one. One per browser: the last account that logged in there.
  */
 import type { Context } from 'hono';
@@ -15,8 +15,9 @@ export interface DeviceCookieSettings {
   secure: boolean;
 }
 
-export function deviceCookieSettings(mode: 'production' | 'development' | 'default'): DeviceCookieSettings {
-  return mode === 'production' ? { name: '__Host-gatehouse_device', secure: true } : { name: 'gatehouse_device', secure: false };
+/** Secure and `__Host-` prefixed when BASE_URL is https, like the session cookie. */
+export function deviceCookieSettings(httpsBaseUrl: boolean): DeviceCookieSettings {
+  return httpsBaseUrl ? { name: '__Host-gatehouse_device', secure: true } : { name: 'gatehouse_device', secure: false };
 }
 
 export function setDeviceCookie(c: Context<AppEnv>, settings: DeviceCookieSettings, value: string, now: Date): void {

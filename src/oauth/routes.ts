@@ -31,7 +31,7 @@ function loginPageWithError(loginPageUrl: string, error: string, message: string
 }
 
 export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
-  // `__Host-` in production, like the session cookie: Secure, Path=/, no Domain, so a sibling
+  // `__Host-` with an https BASE_URL, like the session cookie: Secure, Path=/, no Domain, so a sibling
   // subdomain cannot plant a pending sign-in of its own.
   const pendingCookiePrefix = deps.cookie.secure ? '__Host-gatehouse_oauth' : 'gatehouse_oauth';
   // One cookie per sign-in, named after its state: two tabs signing in at once each keep their

@@ -1,7 +1,7 @@
 /**
- * @module The session cookie (SPEC §5): HttpOnly, SameSite=Lax, Path=/, Max-Age, Secure in
- * production. The name defaults to `__Host-gatehouse_session` in production, a prefix browsers
- * enforce (Secure, Path=/, no Domain) so a sibling subdomain cannot plant or shadow it.
+ * @module The session cookie (SPEC §5): HttpOnly, SameSite=Lax, Path=/, Max-Age, Secure with an
+ * https BASE_URL (in every mode). The name then defaults to `__Host-gatehouse_session`, a prefix
+ * browsers enforce (Secure, Path=/, no Domain) so a sibling subdomain cannot plant or shadow it.
  */
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';

@@ -37,7 +37,7 @@ export const PAGE_PATHS = ['/login', '/register', '/forgot-password', '/reset-pa
 /** The longest provider error text shown on the login page; the rest is cut off. */
 
 export interface WebRouteDeps {
-  config: Pick<Readonly<Config>, 'mode' | 'defaultReturnTo' | 'oauthProblems'>;
+  config: Pick<Readonly<Config>, 'mode' | 'httpsBaseUrl' | 'defaultReturnTo' | 'oauthProblems'>;
   session: SessionDeps;
   cookie: SessionCookieSettings;
 }
@@ -72,7 +72,7 @@ function loadAsset(name: string, contentType: string): { body: string; etag: str
 
 export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   const ctx: PageContext = { devMode: deps.config.mode === 'development' };
-  const pageHeaders = securityHeaders({ contentSecurityPolicy: PAGE_CONTENT_SECURITY_POLICY, production: deps.config.mode === 'production' });
+  const pageHeaders = securityHeaders({ contentSecurityPolicy: PAGE_CONTENT_SECURITY_POLICY, httpsBaseUrl: deps.config.httpsBaseUrl });
   const githubEnabled = deps.config.oauthProblems.length === 0;
   const assets = {
     '/assets/app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
