@@ -91,7 +91,7 @@ async function mailCommand(config: Readonly<Config>, envFile: EnvFileOutcome, on
   }
   const logger = cliLogger(config, envFile);
   const database = openDatabase(config.database);
-  const mailer = createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from });
+  const mailer = createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from, tls: config.mail.smtpTls });
   const stop = new AbortController();
   process.once('SIGTERM', () => stop.abort());
   process.once('SIGINT', () => stop.abort());

@@ -25,6 +25,12 @@ export interface GitHubProviderConfig {
 export interface MailConfig {
   /** smtp:// or smtps:// URL of the server that delivers queued emails; null: none configured. */
   smtpUrl: string | null;
+  /**
+   * 'required': an smtp:// server must upgrade with STARTTLS and present a certificate that
+   * verifies, or nothing is sent (no downgrade to plain text). 'off': plain SMTP, chosen
+   * explicitly (a relay on loopback). smtps:// is TLS from the first byte either way.
+   */
+  smtpTls: 'required' | 'off';
   from: string;
   appName: string;
   /** Attempts before a queued email is marked dead. */
@@ -133,6 +139,11 @@ export const CONFIG_VARIABLES = [
     default: '',
     meaning:
       'smtp://user:password@host:587 or smtps://…:465 that delivers emails (unset: printed to the console outside production, kept queued in production)',
+  },
+  {
+    name: 'SMTP_TLS',
+    default: 'required',
+    meaning: 'required: smtp:// must upgrade with STARTTLS to a verified certificate, or nothing is sent; off: plain SMTP (a relay on loopback)',
   },
   { name: 'MAIL_FROM', default: '', meaning: 'sender address of emails (unset: "<APP_NAME>" <no-reply@<BASE_URL host>>)' },
   { name: 'MAIL_MAX_ATTEMPTS', default: '5', meaning: 'attempts before a queued email is marked dead (1 to 100)' },
@@ -451,6 +462,9 @@ export function loadConfig(env: Env): Readonly<Config> {
   if (smtpUrl !== null && !/^smtps?:\/\/[^\s]+$/.test(smtpUrl)) {
     problems.push('SMTP_URL: expected smtp://user:password@host:587 or smtps://user:password@host:465');
   }
+  const rawSmtpTls = read('SMTP_TLS') ?? 'required';
+  if (rawSmtpTls !== 'required' && rawSmtpTls !== 'off') problems.push(`SMTP_TLS: expected required or off, got "${rawSmtpTls}"`);
+  const smtpTls = rawSmtpTls === 'off' ? 'off' : 'required';
   const mailFrom = read('MAIL_FROM') ?? `"${appName}" <no-reply@${new URL(baseUrl).hostname}>`;
   if (/[\r\n]/.test(mailFrom) || !/@/.test(mailFrom)) problems.push('MAIL_FROM: expected an address such as "Acme" <no-reply@acme.example>');
   const mailMaxAttempts = integer('MAIL_MAX_ATTEMPTS', 5, 1, 100);
@@ -488,6 +502,6 @@ export function loadConfig(env: Env): Readonly<Config> {
     encryptionKeys: Object.freeze(encryptionKeys),
     oauthProblems: Object.freeze(oauthProblems),
     oauthUnset: Object.freeze(oauthUnset),
-    mail: Object.freeze({ smtpUrl, from: mailFrom, appName, maxAttempts: mailMaxAttempts, delivery }),
+    mail: Object.freeze({ smtpUrl, smtpTls, from: mailFrom, appName, maxAttempts: mailMaxAttempts, delivery }),
   });
 }

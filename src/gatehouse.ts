@@ -205,7 +205,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
  */
 function chooseMailer(config: Readonly<Config>, logger: Logger): Mailer | null {
   if (config.mail.delivery === 'worker') return null;
-  if (config.mail.smtpUrl !== null) return createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from });
+  if (config.mail.smtpUrl !== null) return createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from, tls: config.mail.smtpTls });
   if (config.mode !== 'production') return createConsoleMailer();
   logger.warn('No email sender is configured (SMTP_URL): emails stay queued in email_outbox until one is.');
   return null;

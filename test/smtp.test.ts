@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { systemClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
 import { migrateToLatest, openDatabase } from '../src/db/connect.js';
 import { createStores } from '../src/db/stores.js';
 import { createLogger } from '../src/logger.js';
@@ -27,7 +28,15 @@ describeEachDialect('SMTP delivery from the server', (dialect) => {
   let t: TestGatehouse;
   beforeEach(async () => {
     t = await createTestGatehouse(dialect, {
-      env: { NODE_ENV: 'development', SMTP_URL: smtp.url, APP_NAME: 'Acme Corp', MAIL_FROM: '"Acme" <no-reply@acme.example>', MAIL_MAX_ATTEMPTS: '2' },
+      // The test server speaks plain SMTP: allowed here explicitly (SMTP_TLS=off), never by default.
+      env: {
+        NODE_ENV: 'development',
+        SMTP_URL: smtp.url,
+        SMTP_TLS: 'off',
+        APP_NAME: 'Acme Corp',
+        MAIL_FROM: '"Acme" <no-reply@acme.example>',
+        MAIL_MAX_ATTEMPTS: '2',
+      },
       overrides: { mailer: undefined },
     });
   });
@@ -110,7 +119,7 @@ describe.skipIf(!postgresUrl)('two senders on one PostgreSQL', () => {
     const worker = (outboxStores: typeof stores) =>
       drainOutbox({
         outbox: outboxStores.outbox,
-        mailer: createSmtpMailer({ url: smtp.url, from: 'a@b.example' }),
+        mailer: createSmtpMailer({ url: smtp.url, from: 'a@b.example', tls: 'off' }),
         clock: systemClock,
         logger,
         maxAttempts: 3,
@@ -161,7 +170,7 @@ describe('gatehouse mail and gatehouse outbox (CLI)', () => {
       });
       await database.close();
 
-      const env = { PATH: process.env.PATH ?? '', DATABASE_URL: `sqlite:${file}`, SMTP_URL: smtp.url, LOG_LEVEL: 'silent' };
+      const env = { PATH: process.env.PATH ?? '', DATABASE_URL: `sqlite:${file}`, SMTP_URL: smtp.url, SMTP_TLS: 'off', LOG_LEVEL: 'silent' };
       const run = (args: string[]) =>
         new Promise<{ code: number | null; output: string }>((resolve) => {
           const child = spawn(process.execPath, [path.resolve('dist/cli.js'), ...args], { env, cwd: dir });
@@ -200,5 +209,47 @@ describe('gatehouse mail and gatehouse outbox (CLI)', () => {
     });
     expect(result.code).toBe(1);
     expect(result.output).toMatch(/SMTP_URL: required/);
+  });
+});
+
+describe('SMTP never downgrades (SMTP_TLS=required, the default)', () => {
+  const email = { to: 'someone@example.com', subject: 'Reset', text: 'Open https://auth.example.com/reset-password?token=secret', html: null };
+
+  test('a server that offers no STARTTLS (as a stripping man in the middle makes it look) gets nothing', async () => {
+    const mailer = createSmtpMailer({ url: smtp.url, from: 'a@b.example', tls: 'required' });
+    try {
+      await expect(mailer.send(email)).rejects.toThrow(/STARTTLS/i);
+      expect(smtp.messages).toEqual([]);
+    } finally {
+      await mailer.close?.();
+    }
+  });
+
+  test('a server whose certificate does not verify gets nothing: certificate checks stay on', async () => {
+    const selfSigned = await startTestSMTPServer({ starttls: 'self-signed' });
+    const mailer = createSmtpMailer({ url: selfSigned.url, from: 'a@b.example', tls: 'required' });
+    try {
+      await expect(mailer.send(email)).rejects.toThrow(/certificate/i);
+      expect(selfSigned.messages).toEqual([]);
+    } finally {
+      await mailer.close?.();
+      await selfSigned.close();
+    }
+  });
+
+  test('SMTP_TLS=off, chosen explicitly, sends plain SMTP', async () => {
+    const mailer = createSmtpMailer({ url: smtp.url, from: 'a@b.example', tls: 'off' });
+    try {
+      await mailer.send(email);
+      expect(smtp.messages.map((message) => message.to)).toEqual([['someone@example.com']]);
+    } finally {
+      await mailer.close?.();
+    }
+  });
+
+  test('SMTP_TLS takes required or off; anything else stops the start naming it', () => {
+    expect(loadConfig({}).mail.smtpTls).toBe('required');
+    expect(loadConfig({ SMTP_TLS: 'off' }).mail.smtpTls).toBe('off');
+    expect(() => loadConfig({ SMTP_TLS: 'maybe' })).toThrow(/SMTP_TLS: expected required or off/);
   });
 });

@@ -20,11 +20,16 @@ export function decodeQuotedPrintable(raw: string): string {
   return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
-export async function startTestSMTPServer(): Promise<TestSMTPServer> {
+/**
+ * `starttls`: 'none' offers plain SMTP only (what a man in the middle who strips STARTTLS makes
+ * any server look like); 'self-signed' offers STARTTLS with smtp-server's built-in certificate,
+ * which no client that checks certificates accepts.
+ */
+export async function startTestSMTPServer(options: { starttls: 'none' | 'self-signed' } = { starttls: 'none' }): Promise<TestSMTPServer> {
   const state: TestSMTPServer = { url: '', messages: [], refuseWith: null, close: async () => {} };
   const server = new SMTPServer({
     authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
+    disabledCommands: options.starttls === 'none' ? ['STARTTLS', 'AUTH'] : ['AUTH'],
     logger: false,
     onRcptTo(address, _session, callback) {
       if (state.refuseWith) {
