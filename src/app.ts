@@ -14,7 +14,7 @@ import { isDatabaseUnavailable } from './db/errors.js';
 import { AppError } from './errors.js';
 import { jsonAnswer, mergeAnswerHeaders, setAnswerHeader, startAnswer } from './http/answer.js';
 import { resolveClientIp } from './http/client-ip.js';
-import { corsForTrustedOrigins, crossSiteGuard } from './http/cross-site.js';
+import { createOriginRules } from './http/cross-site.js';
 import type { AppEnv } from './http/env.js';
 import { MAX_BODY_BYTES, payloadTooLarge } from './http/json-body.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -69,6 +69,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       httpsBaseUrl: deps.config.httpsBaseUrl,
     }),
   );
+  // Other sites may neither change state nor read answers, except the trusted front ends
+  // (http/cross-site.ts); checked in the first middlewares, before any route does work.
+  const origins = createOriginRules({ ownOrigin: new URL(deps.config.baseUrl).origin, trustedOrigins: deps.config.trustedOrigins });
   const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     const requestId = randomUUID();
     startAnswer(c, { 'X-Request-Id': requestId, ...securityHeaderRecord });
@@ -82,6 +85,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       now: deps.clock.now(),
       requestId,
     });
+    origins.refuseCrossSite(c);
     await next();
     mergeAnswerHeaders(c);
   };
@@ -94,6 +98,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     },
   });
   const apiEdges: MiddlewareHandler<AppEnv> = async (c, next) => {
+    const preflight = origins.answerCors(c);
+    if (preflight !== undefined) return preflight;
     // GET and HEAD carry no body. Skipping the check for them matters: reading `body` makes the
     // Node adapter build a full WHATWG Request, the largest cost of a session check. A host that
     // reads bodies itself (ConnectionInfo.readBody) gets the limit applied there, when a route
@@ -102,11 +108,6 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return limitBody(c, next);
   };
   app.use('/api/*', apiEdges);
-  // Before any route does work: other sites may neither change state nor read answers, except
-  // the trusted front ends (http/cross-site.ts).
-  const originRules = { ownOrigin: new URL(deps.config.baseUrl).origin, trustedOrigins: deps.config.trustedOrigins };
-  app.use('/api/*', corsForTrustedOrigins(originRules));
-  app.use('*', crossSiteGuard(originRules));
 
   app.get('/healthz', (c) => jsonAnswer(c, { status: 'ok' }));
   app.get('/readyz', async (c) => {

@@ -17,7 +17,7 @@
  * (never `*`), `Access-Control-Allow-Credentials: true`, `Vary: Origin`, and preflights for our
  * methods and `Content-Type`.
  */
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import { AppError } from '../errors.js';
 import { addAnswerHeaders, jsonAnswer, setAnswerHeader } from './answer.js';
 import type { AppEnv } from './env.js';
@@ -44,47 +44,47 @@ export function forbiddenOrigin(origin: string | undefined, ownOrigin: string): 
 }
 
 /**
- * Refuses state-changing requests from other sites before any work is done (no hash, no rate
- * limit counted, no audit row): mount it first, right after the request context.
+ * The two rules as plain functions, called from the app's first middlewares rather than mounted
+ * as middlewares of their own: each middleware layer costs every request a dispatch, and the
+ * session check is the hot path of every application behind us (DESIGN §10).
  */
-export function crossSiteGuard(rules: OriginRules): MiddlewareHandler<AppEnv> {
+export function createOriginRules(rules: OriginRules): {
+  /** Throws 403 forbidden_origin for a state-changing request from another site. Call before any work. */
+  refuseCrossSite(c: Context<AppEnv>): void;
+  /** Adds CORS headers for a trusted origin; answers a preflight. Without TRUSTED_ORIGINS it does nothing at all. */
+  answerCors(c: Context<AppEnv>): Response | undefined;
+} {
   const allowed = new Set([rules.ownOrigin, ...rules.trustedOrigins]);
-  return async (c, next) => {
-    if (!STATE_CHANGING_METHODS.has(c.req.method)) return next();
-    const origin = c.req.header('origin');
-    if (origin !== undefined) {
-      if (!allowed.has(origin)) throw forbiddenOrigin(origin, rules.ownOrigin);
-    } else if (c.req.header('sec-fetch-site') === 'cross-site') {
-      throw forbiddenOrigin(undefined, rules.ownOrigin);
-    }
-    return next();
-  };
-}
-
-/**
- * CORS for the trusted origins, on the API only. Without TRUSTED_ORIGINS it does nothing at
- * all, so the session check pays nothing for it.
- */
-export function corsForTrustedOrigins(rules: OriginRules): MiddlewareHandler<AppEnv> {
   const trusted = new Set(rules.trustedOrigins);
-  return async (c, next) => {
-    if (trusted.size === 0) return next();
-    // Every API answer differs by Origin once some origins get CORS headers: caches must know.
-    setAnswerHeader(c, 'Vary', 'Origin');
-    const origin = c.req.header('origin');
-    const isTrusted = origin !== undefined && trusted.has(origin);
-    if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method') !== undefined) {
-      return preflightAnswer(c, isTrusted ? origin : undefined, rules.ownOrigin);
-    }
-    if (isTrusted) {
-      addAnswerHeaders(c, {
-        'Access-Control-Allow-Origin': origin,
-        'Access-Control-Allow-Credentials': 'true',
-        // Readable by the front end's script: the wait of a 429 and the id to quote in a report.
-        'Access-Control-Expose-Headers': 'Retry-After, X-Request-Id',
-      });
-    }
-    return next();
+  return {
+    refuseCrossSite(c) {
+      if (!STATE_CHANGING_METHODS.has(c.req.method)) return;
+      const origin = c.req.header('origin');
+      if (origin !== undefined) {
+        if (!allowed.has(origin)) throw forbiddenOrigin(origin, rules.ownOrigin);
+      } else if (c.req.header('sec-fetch-site') === 'cross-site') {
+        throw forbiddenOrigin(undefined, rules.ownOrigin);
+      }
+    },
+    answerCors(c) {
+      if (trusted.size === 0) return undefined;
+      // Every API answer differs by Origin once some origins get CORS headers: caches must know.
+      setAnswerHeader(c, 'Vary', 'Origin');
+      const origin = c.req.header('origin');
+      const isTrusted = origin !== undefined && trusted.has(origin);
+      if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method') !== undefined) {
+        return preflightAnswer(c, isTrusted ? origin : undefined, rules.ownOrigin);
+      }
+      if (isTrusted) {
+        addAnswerHeaders(c, {
+          'Access-Control-Allow-Origin': origin,
+          'Access-Control-Allow-Credentials': 'true',
+          // Readable by the front end's script: the wait of a 429 and the id to quote in a report.
+          'Access-Control-Expose-Headers': 'Retry-After, X-Request-Id',
+        });
+      }
+      return undefined;
+    },
   };
 }
 
