@@ -1,5 +1,6 @@
 /** The login lock (SPEC §3, §8): failures counted by email and by IP, the 5th locks for 15 minutes. */
 import { afterEach, expect, test } from 'vitest';
+import { serviceUnavailable } from '../src/errors.js';
 import { createHashPool } from '../src/password/hash-pool.js';
 import { createBcryptHasher } from '../src/password/hasher.js';
 import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
@@ -142,6 +143,60 @@ describeEachDialect('login lock', (dialect) => {
     expect(fromOneIp.filter((answer) => answer.status === 429).length).toBe(20 - verifications);
     // The right password is then refused too: the account is locked, not just busy.
     expect((await login(g, 'race@example.com', STRONG_PASSWORD, '198.51.100.99')).status).toBe(429);
+    await pool.close();
+  });
+
+  test('people behind one address logging in at once with the right passwords are never locked: a crowd beyond the limit is told to retry in a second, and nothing lingers', async () => {
+    const g = await start({ RATE_LIMIT_REGISTER: '100/15m', RATE_LIMIT_LOGIN: '100/15m' });
+    const emails = Array.from({ length: 10 }, (_, i) => `office${i}@example.com`);
+    for (const email of emails) await register(g, email);
+    const answers = await Promise.all(emails.map((email) => login(g, email, STRONG_PASSWORD, '198.51.100.200')));
+    for (const answer of answers) {
+      expect([200, 429]).toContain(answer.status);
+      if (answer.status === 429) {
+        expect((await answer.json()).error).toBe('rate_limited');
+        expect(answer.headers.get('retry-after')).toBe('1');
+      }
+    }
+    // Nothing was counted against the address: every one of them signs in now, one after another.
+    for (const email of emails) expect((await login(g, email, STRONG_PASSWORD, '198.51.100.200')).status, email).toBe(200);
+  });
+
+  test('one typo among correct logins in flight from the same address locks nothing', async () => {
+    const g = await start();
+    const emails = Array.from({ length: 4 }, (_, i) => `team${i}@example.com`);
+    for (const email of emails) await register(g, email);
+    const answers = await Promise.all([
+      ...emails.map((email) => login(g, email, STRONG_PASSWORD, '198.51.100.201')),
+      login(g, 'team0@example.com', WRONG, '198.51.100.201'),
+    ]);
+    expect(answers.map((answer) => answer.status).filter((status) => status === 429)).toEqual([]);
+    for (const email of emails) expect((await login(g, email, STRONG_PASSWORD, '198.51.100.201')).status, email).toBe(200);
+  });
+
+  test('an attempt that fails on our side (hash pool full) frees its slot: later logins are not refused', async () => {
+    const pool = createHashPool({ size: 1 });
+    const bcrypt = createBcryptHasher({ rounds: 4, pool });
+    let failing = 5;
+    t = await createTestGatehouse(dialect, {
+      overrides: {
+        hasher: {
+          hash: (password) => bcrypt.hash(password),
+          verify: async (password, hash) => {
+            if (failing > 0) {
+              failing -= 1;
+              throw serviceUnavailable('The password checker is busy.');
+            }
+            return bcrypt.verify(password, hash);
+          },
+        },
+      },
+    });
+    const g = t;
+    await register(g, 'stuck@example.com');
+    const refused = await Promise.all(Array.from({ length: 5 }, () => login(g, 'stuck@example.com', STRONG_PASSWORD)));
+    expect(refused.map((answer) => answer.status)).toEqual([503, 503, 503, 503, 503]);
+    expect((await login(g, 'stuck@example.com', STRONG_PASSWORD)).status).toBe(200);
     await pool.close();
   });
 

@@ -11,12 +11,19 @@
  *                                     other failures, so logging in to one's own account between
  *                                     guesses does not reset a spraying address)
  *
- * An attempt is counted BEFORE the password is checked: `reserve` adds one to each subject's
- * count, atomically in every store (memory, Redis, PostgreSQL), and refuses when that passes the
- * limit; a success takes its reservation back. Checking first and counting after the hash would
- * let concurrent guesses all pass the check while the first ones are still hashing: about twice
- * the allowed guesses per lock (issue 22). So at most LOCKOUT_MAX_FAILURES attempts per subject
- * ever reach bcrypt, however many arrive at once, across every instance sharing the store.
+ * An attempt is let through to the password check only while the subject's failures plus the
+ * attempts still being checked are below LOCKOUT_MAX_FAILURES (`reserve`, atomic in every store:
+ * memory, Redis, PostgreSQL). Checking the failures alone and counting after the hash would let
+ * concurrent guesses all pass while the first ones are still hashing: about twice the allowed
+ * guesses per lock (issue 22). So at most LOCKOUT_MAX_FAILURES attempts per subject ever reach
+ * bcrypt, however many arrive at once, across every instance sharing the store.
+ *
+ * Two counts per subject keep that from hurting anyone who did nothing wrong:
+ * - failures: only a failed password check adds one; only failures lock.
+ * - in flight: `reserve` adds one, and the attempt takes it back whatever its outcome (success,
+ *   failure or error: `release`). An attempt refused because the subject is busy is counted
+ *   nowhere and told to retry in a second. The count expires after IN_FLIGHT_SECONDS, so a
+ *   process that died mid-check frees its slot by itself.
  *
  * Failures are counted in fixed windows of LOCKOUT_DURATION and the current and previous window
  * are added, so a failure is remembered for at least one and at most two durations: spreading
@@ -33,31 +40,38 @@ import { subjectKey, type LimitSubject } from './subject.js';
 
 export type LockSubject = Extract<LimitSubject, { email: string } | { ip: string } | { device: string }>;
 
-/** An attempt counted in advance against each of its subjects (see `reserve`). */
+/** An attempt let through to the password check (see `reserve`); `release` it whatever happens. */
 export interface ReservedAttempt {
   readonly subjects: readonly LockSubject[];
-  /** Per subject: the failure key the reservation went to, and the count it made. */
-  readonly counted: readonly { key: string; failures: number }[];
+  /** Per subject, the in-flight key this attempt counted itself under. */
+  readonly inFlightKeys: readonly string[];
 }
 
-export type Reservation = { reserved: ReservedAttempt } | { refusedForSeconds: number };
+export type Reservation =
+  | { reserved: ReservedAttempt }
+  /** A subject is locked: retry when the lock ends. */
+  | { lockedForSeconds: number }
+  /** The failures plus the attempts in flight make up the limit: retry in a moment. */
+  | { busyForSeconds: number };
 
 export interface LoginLock {
   /** Seconds until the last of `subjects`' locks ends; null when none of them is locked. */
   lockedForSeconds(subjects: readonly LockSubject[], now: Date): Promise<number | null>;
   /**
-   * Counts an attempt as a failure of each subject before the password is checked. Refused (and
-   * counted nowhere) when a subject is locked, or when the attempts already counted against it,
-   * failed or still in flight, make up the limit.
+   * Lets an attempt through to the password check, counting it in flight against each subject;
+   * refused (and counted nowhere) when a subject is locked, or when its failures plus the
+   * attempts in flight make up the limit.
    */
   reserve(subjects: readonly LockSubject[], now: Date): Promise<Reservation>;
-  /** The attempt failed: its reservation stands, and the subjects that reached the limit lock. True if any did. */
+  /** The attempt failed: one failure for each subject; those that reach the limit lock. True if any did. */
   recordFailure(attempt: ReservedAttempt, now: Date): Promise<boolean>;
   /**
-   * The attempt succeeded: its reservation is taken back, and the failures of `forget` (the
-   * email, the device) are forgotten. An IP keeps its other failures. An active lock stays.
+   * The attempt succeeded: the failures of `forget` (the email, the device) are forgotten. An IP
+   * keeps its failures: signing in to one's own account between guesses does not reset them.
    */
   recordSuccess(attempt: ReservedAttempt, now: Date, forget: readonly LockSubject[]): Promise<void>;
+  /** Takes the attempt's in-flight count back. Call once, whatever the outcome (finally). */
+  release(attempt: ReservedAttempt): Promise<void>;
   /**
    * Forgets an email's failures and lifts its lock. A completed password reset calls this:
    * whoever set a new password through the emailed link controls the account anyway.
@@ -71,6 +85,14 @@ export interface LockoutRule {
 }
 
 const LOCK_EPOCH_MS = Date.UTC(2020, 0, 1);
+/**
+ * How long an attempt may stay counted in flight: far longer than a password check (bcrypt
+ * answers in well under a second, or the hash pool refuses at once), short enough that the slot
+ * of a process that died mid-check comes back by itself.
+ */
+const IN_FLIGHT_SECONDS = 60;
+/** What a refused busy attempt is told to wait. */
+const BUSY_RETRY_SECONDS = 1;
 
 export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): LoginLock {
   const failures = backend.createLimiter({
@@ -79,12 +101,19 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
     // Two windows: the previous window's count is still read during the current one.
     durationSeconds: 2 * rule.durationSeconds,
   });
+  const inFlight = backend.createLimiter({ name: 'login-in-flight', points: rule.maxFailures, durationSeconds: IN_FLIGHT_SECONDS });
   const locks = backend.createLimiter({ name: 'login-locks', points: 1, durationSeconds: rule.durationSeconds });
 
   const failureKeys = (subject: LockSubject, now: Date): { current: string; previous: string } => {
     const { index } = fixedWindowAt(now, rule.durationSeconds);
     const key = subjectKey(subject);
     return { current: `${key}:${index}`, previous: `${key}:${index - 1}` };
+  };
+
+  const failureCount = async (subject: LockSubject, now: Date): Promise<number> => {
+    const keys = failureKeys(subject, now);
+    const [current, previous] = await Promise.all([failures.read(keys.current), failures.read(keys.previous)]);
+    return current + previous;
   };
 
   const forgetFailures = async (subject: LockSubject, now: Date): Promise<void> => {
@@ -103,14 +132,10 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
     // ends up to a second early beats telling a person to wait 16 minutes for a 15-minute lock).
     const encoded = Math.floor((untilMs - LOCK_EPOCH_MS) / 1000);
     // A fresh count once the lock ends: the next failure after it is the first, not the N+1-th.
-    // The lock is written first: an attempt that counts itself after the failures are forgotten
-    // then finds the lock (`reserve` looks again after counting).
+    // The lock is written first: an attempt that reads the failures after they are forgotten then
+    // finds the lock (`reserve` looks again after counting).
     await locks.write(subjectKey(subject), encoded, rule.durationSeconds);
     await forgetFailures(subject, now);
-  };
-
-  const release = async (attempt: ReservedAttempt): Promise<void> => {
-    await Promise.all(attempt.counted.map(({ key }) => failures.decrement(key)));
   };
 
   const lockedForSeconds = async (subjects: readonly LockSubject[], now: Date): Promise<number | null> => {
@@ -119,34 +144,45 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
     return latest > now.getTime() ? secondsUntil(now, latest) : null;
   };
 
+  const release = async (attempt: ReservedAttempt): Promise<void> => {
+    await Promise.all(attempt.inFlightKeys.map((key) => inFlight.decrement(key)));
+  };
+
   return {
     lockedForSeconds,
 
     async reserve(subjects, now) {
       const locked = await lockedForSeconds(subjects, now);
-      if (locked !== null) return { refusedForSeconds: locked };
-      const counted = await Promise.all(
-        subjects.map(async (subject) => {
-          const keys = failureKeys(subject, now);
-          const [current, previous] = await Promise.all([failures.increment(keys.current), failures.read(keys.previous)]);
-          return { key: keys.current, failures: current + previous };
+      if (locked !== null) return { lockedForSeconds: locked };
+      const inFlightKeys = subjects.map(subjectKey);
+      const attempt: ReservedAttempt = { subjects, inFlightKeys };
+      const counts = await Promise.all(
+        subjects.map(async (subject, i) => {
+          // Counted in flight first, then the failures read: of two concurrent attempts, the
+          // later one always sees the earlier one, in one count or the other.
+          const checking = await inFlight.increment(inFlightKeys[i] ?? subjectKey(subject));
+          return checking + (await failureCount(subject, now));
         }),
       );
-      // Past the limit, the allowance is taken by failures and attempts still in flight: if those
-      // fail, the lock starts and lasts a full duration, so that is the honest wait. The refused
-      // attempt stays counted: taking it back could land after a lock has reset the count, push it
-      // below zero and grant extra guesses once the lock ends; and its subjects are at their limit.
-      if (counted.some(({ failures: count }) => count > rule.maxFailures)) return { refusedForSeconds: rule.durationSeconds };
+      if (counts.some((count) => count > rule.maxFailures)) {
+        await release(attempt);
+        return { busyForSeconds: BUSY_RETRY_SECONDS };
+      }
       // A lock written while this attempt was counting (its failures just forgotten) still holds.
       const lockedMeanwhile = await lockedForSeconds(subjects, now);
-      if (lockedMeanwhile !== null) return { refusedForSeconds: lockedMeanwhile };
-      return { reserved: { subjects, counted } };
+      if (lockedMeanwhile !== null) {
+        await release(attempt);
+        return { lockedForSeconds: lockedMeanwhile };
+      }
+      return { reserved: attempt };
     },
 
     async recordFailure(attempt, now) {
       const reached = await Promise.all(
-        attempt.subjects.map(async (subject, i) => {
-          if ((attempt.counted[i]?.failures ?? 0) < rule.maxFailures) return false;
+        attempt.subjects.map(async (subject) => {
+          const keys = failureKeys(subject, now);
+          const [current, previous] = await Promise.all([failures.increment(keys.current), failures.read(keys.previous)]);
+          if (current + previous < rule.maxFailures) return false;
           await lock(subject, now);
           return true;
         }),
@@ -154,10 +190,11 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
       return reached.includes(true);
     },
 
-    async recordSuccess(attempt, now, forget) {
-      await release(attempt);
+    async recordSuccess(_attempt, now, forget) {
       await Promise.all(forget.map((subject) => forgetFailures(subject, now)));
     },
+
+    release,
 
     async clearEmail(email, now) {
       const subject: LockSubject = { email };

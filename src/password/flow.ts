@@ -87,7 +87,7 @@ export async function loginWithPassword(
   options: { deviceToken?: string | undefined } = {},
 ): Promise<LoggedIn> {
   const { users, audit } = deps.stores;
-  const refuse = async (reason: 'rate_limited' | 'locked', error: AppError): Promise<never> => {
+  const refuse = async (reason: 'rate_limited' | 'locked' | 'busy', error: AppError): Promise<never> => {
     await recordAudit(audit, ctx, 'login_failure', null, { email: credentials.email, reason, method: 'password' });
     throw error;
   };
@@ -103,36 +103,46 @@ export async function loginWithPassword(
   // (the email's and the IP's locks) do not stop it, and its failures count against it alone.
   const device = options.deviceToken === undefined ? null : readDeviceToken(deps.device.key, options.deviceToken, credentials.email);
   const subjects: LockSubject[] = device !== null ? [{ device: device.nonce }] : [{ email: credentials.email }, { ip: ctx.ip }];
-  // Counted before the hash, so concurrent guesses cannot all slip past the lock (login-lock.ts).
+  // Let through only while the failures plus the attempts in flight stay under the limit, so
+  // concurrent guesses cannot all slip past the lock (login-lock.ts).
   const reservation = await deps.loginLock.reserve(subjects, ctx.now);
-  if ('refusedForSeconds' in reservation) {
-    return refuse('locked', tooManyRequests('account_locked', 'Too many failed logins. Try again later.', reservation.refusedForSeconds));
+  if ('lockedForSeconds' in reservation) {
+    return refuse('locked', tooManyRequests('account_locked', 'Too many failed logins. Try again later.', reservation.lockedForSeconds));
+  }
+  if ('busyForSeconds' in reservation) {
+    return refuse('busy', tooManyRequests('rate_limited', 'Too many sign-in attempts at once. Try again in a moment.', reservation.busyForSeconds));
   }
   const attempt = reservation.reserved;
-
-  const user = await users.findUserByEmail(credentials.email);
-  // Always one bcrypt compare, against a dummy hash when there is no user, so an unknown email
-  // answers in the time of a wrong password and cannot be told apart (account enumeration).
-  const passwordMatches = await deps.hasher.verify(credentials.password, user?.passwordHash ?? null);
-  if (user === null || !passwordMatches) {
-    // Unknown emails are counted and locked like known ones: a lock must not reveal an account.
-    const lockedNow = await deps.loginLock.recordFailure(attempt, ctx.now);
-    await recordAudit(audit, ctx, 'login_failure', user?.id ?? null, {
-      email: credentials.email,
-      reason: user === null ? 'unknown_email' : 'wrong_password',
-      method: 'password',
-      ...(lockedNow ? { lockStarted: true } : {}),
-    });
-    throw unauthorized('invalid_credentials', 'The email or password is incorrect.');
+  let user: User | null;
+  try {
+    user = await users.findUserByEmail(credentials.email);
+    // Always one bcrypt compare, against a dummy hash when there is no user, so an unknown email
+    // answers in the time of a wrong password and cannot be told apart (account enumeration).
+    const passwordMatches = await deps.hasher.verify(credentials.password, user?.passwordHash ?? null);
+    if (user === null || !passwordMatches) {
+      // Unknown emails are counted and locked like known ones: a lock must not reveal an account.
+      const lockedNow = await deps.loginLock.recordFailure(attempt, ctx.now);
+      await recordAudit(audit, ctx, 'login_failure', user?.id ?? null, {
+        email: credentials.email,
+        reason: user === null ? 'unknown_email' : 'wrong_password',
+        method: 'password',
+        ...(lockedNow ? { lockStarted: true } : {}),
+      });
+      throw unauthorized('invalid_credentials', 'The email or password is incorrect.');
+    }
+    // A successful login clears the failures counted against the email (SPEC §8), whichever lane
+    // it came through, and the device's own. Not the IP's: one's own account between guesses at
+    // others would otherwise reset a spraying address's count.
+    await deps.loginLock.recordSuccess(
+      attempt,
+      ctx.now,
+      device === null ? [{ email: credentials.email }] : [{ device: device.nonce }, { email: credentials.email }],
+    );
+  } finally {
+    // Whatever happened (a failure, a success, a full hash pool, a database error): the attempt
+    // is no longer in flight.
+    await deps.loginLock.release(attempt);
   }
-  // A successful login clears the failures counted against the email (SPEC §8), whichever lane it
-  // came through, and the device's own. Not the IP's: one's own account between guesses at others
-  // would otherwise reset a spraying address's count.
-  await deps.loginLock.recordSuccess(
-    attempt,
-    ctx.now,
-    device === null ? [{ email: credentials.email }] : [{ device: device.nonce }, { email: credentials.email }],
-  );
   await users.recordLogin(user.id, ctx.now);
   const session = await issueSession(deps.session, user.id, ctx.now);
   // A new nonce at every login (OWASP): a token that leaked from an old login stops counting.
