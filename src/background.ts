@@ -1,9 +1,12 @@
 /**
  * @module Work that must not sit on a response path, but must not be lost either: each task's
  * failure is logged (never thrown at a client), and `settle()` waits for every task still
- * running — the server's shutdown and the email sender call it first.
+ * running — the server's shutdown and the email sender call it first. Also the sweep of expired
+ * rows (`sweepExpiredRows`), which the server runs at start and then hourly.
  */
 import type { Logger } from './logger.js';
+import type { ConsumedSignInStore } from './oauth/store.js';
+import type { Stores } from './stores.js';
 
 export interface BackgroundTasks {
   run(name: string, task: () => Promise<unknown>): void;
@@ -22,5 +25,41 @@ export function createBackgroundTasks(logger: Logger): BackgroundTasks {
     async settle() {
       while (running.size > 0) await Promise.all([...running]);
     },
+  };
+}
+
+/** What the sweep deletes from, with the retention it applies. */
+export interface SweepDeps {
+  stores: Pick<Stores, 'sessions' | 'audit' | 'verificationTokens' | 'resetTokens'>;
+  consumedSignIns: ConsumedSignInStore;
+  auditRetentionDays: number;
+}
+
+/** How many rows each part of one sweep deleted. */
+export interface SweepReport {
+  sessions: number;
+  auditEvents: number;
+  verificationTokens: number;
+  resetTokens: number;
+  consumedSignIns: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Bounded growth (DESIGN §9.8): deletes expired sessions, audit rows older than
+ * AUDIT_RETENTION_DAYS, expired verification tokens (a used one is deleted when used), used or
+ * expired reset tokens, and expired records of consumed provider sign-ins, as of `now` (the
+ * injected clock). The server runs it at start and then hourly; it throws on a database
+ * failure, which the server logs as a warning.
+ */
+export async function sweepExpiredRows(deps: SweepDeps, now: Date): Promise<SweepReport> {
+  const auditCutoff = new Date(now.getTime() - deps.auditRetentionDays * DAY_MS);
+  return {
+    sessions: await deps.stores.sessions.deleteExpiredSessions(now),
+    auditEvents: await deps.stores.audit.deleteEventsBefore(auditCutoff),
+    verificationTokens: await deps.stores.verificationTokens.deleteExpiredVerificationTokens(now),
+    resetTokens: await deps.stores.resetTokens.deleteSpentResetTokens(now),
+    consumedSignIns: await deps.consumedSignIns.deleteExpiredSignIns(now),
   };
 }

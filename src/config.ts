@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 
-export type RateLimitName = 'register' | 'login' | 'passwordResetRequest' | 'passwordResetConfirm' | 'verifyEmail' | 'resendVerification';
+export type RateLimitName = 'register' | 'login' | 'passwordResetRequest' | 'passwordResetConfirm' | 'verifyEmail' | 'resendVerification' | 'oauthCallback';
 
 export interface RateLimitRule {
   points: number;
@@ -68,6 +68,8 @@ export interface Config {
   logFormat: 'auto' | 'json' | 'pretty';
   trustProxyHops: number;
   rateLimits: Readonly<Record<RateLimitName, RateLimitRule>>;
+  /** AUDIT_RETENTION_DAYS: audit rows older than this are deleted by the hourly sweep. */
+  auditRetentionDays: number;
   lockout: { maxFailures: number; durationSeconds: number };
   loginPageUrl: string;
   defaultReturnTo: string;
@@ -165,8 +167,10 @@ export const CONFIG_VARIABLES = [
   { name: 'RATE_LIMIT_PASSWORD_RESET_CONFIRM', default: '10/15m', meaning: 'password reset confirmations per client IP' },
   { name: 'RATE_LIMIT_VERIFY_EMAIL', default: '10/15m', meaning: 'email verifications per client IP' },
   { name: 'RATE_LIMIT_RESEND_VERIFICATION', default: '3/15m', meaning: 'verification email resends per client IP, and separately per user' },
+  { name: 'RATE_LIMIT_OAUTH_CALLBACK', default: '20/15m', meaning: 'sign-in provider callbacks per client IP (a refused one lands on the login page)' },
   { name: 'LOCKOUT_MAX_FAILURES', default: '5', meaning: 'failed logins (by email, and by IP) that lock sign-in (1 to 1000)' },
   { name: 'LOCKOUT_DURATION', default: '15m', meaning: 'how long a login lock lasts: 900, 15m or 1h (at most 7 days)' },
+  { name: 'AUDIT_RETENTION_DAYS', default: '365', meaning: 'days audit rows are kept; older ones are deleted by the hourly sweep (1 to 36500)' },
   { name: 'TRUST_PROXY', default: '0', meaning: 'reverse proxies in front whose X-Forwarded-For is trusted (0 to 10; 0: the socket address is the client)' },
   {
     name: 'REDIS_URL',
@@ -206,6 +210,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   passwordResetConfirm: { points: 10, durationSeconds: 15 * 60 },
   verifyEmail: { points: 10, durationSeconds: 15 * 60 },
   resendVerification: { points: 3, durationSeconds: 15 * 60 },
+  oauthCallback: { points: 20, durationSeconds: 15 * 60 },
 });
 
 /**
@@ -221,6 +226,7 @@ const RATE_LIMIT_VARIABLES: Record<RateLimitName, ConfigVariable> = {
   passwordResetConfirm: 'RATE_LIMIT_PASSWORD_RESET_CONFIRM',
   verifyEmail: 'RATE_LIMIT_VERIFY_EMAIL',
   resendVerification: 'RATE_LIMIT_RESEND_VERIFICATION',
+  oauthCallback: 'RATE_LIMIT_OAUTH_CALLBACK',
 };
 
 /** Parses `900`, `900s`, `15m` or `1h` into seconds; null when malformed. */
@@ -393,6 +399,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     else rateLimits[name] = rule;
   }
 
+  const auditRetentionDays = integer('AUDIT_RETENTION_DAYS', 365, 1, 36_500);
   const maxFailures = integer('LOCKOUT_MAX_FAILURES', 5, 1, 1000);
   let lockoutDurationSeconds = 15 * 60;
   const rawLockoutDuration = read('LOCKOUT_DURATION');
@@ -494,6 +501,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     logFormat,
     trustProxyHops,
     rateLimits: Object.freeze(rateLimits),
+    auditRetentionDays,
     lockout: Object.freeze({ maxFailures, durationSeconds: lockoutDurationSeconds }),
     loginPageUrl,
     defaultReturnTo,

@@ -4,11 +4,12 @@
  */
 import { parse as parseCookies } from 'hono/utils/cookie';
 import { createApp } from './app.js';
-import { createBackgroundTasks } from './background.js';
+import { createBackgroundTasks, sweepExpiredRows, type SweepReport } from './background.js';
 import { systemClock, type Clock } from './clock.js';
 import { ConfigError, type Config } from './config.js';
 import { migrateToLatest, openDatabase, type DatabaseHandle } from './db/connect.js';
 import { createStores, type Stores } from './db/stores.js';
+import { createConsumedSignInStore } from './db/token-stores.js';
 import type { DeliveryReport } from './outbox/dispatcher.js';
 import { createConsoleMailer } from './outbox/console-mailer.js';
 import type { Mailer } from './outbox/outbox.js';
@@ -63,6 +64,12 @@ export interface Gatehouse {
   getSession(request: Request): Promise<GatehouseSession | null>;
   /** Sends the queued emails that are due now, and drops expired links; for workers and tests. */
   deliverQueuedEmails(): Promise<DeliveryReport>;
+  /**
+   * Deletes expired sessions, audit rows past AUDIT_RETENTION_DAYS, spent verification and
+   * reset tokens and expired consumed sign-ins, as of `now` (default: the clock). The server
+   * runs it at start and hourly; throws on a database failure.
+   */
+  sweep(now?: Date): Promise<SweepReport>;
   /** Closes the email sender, the hashing threads, the rate limit store and the database. In-flight requests should be finished first. */
   close(): Promise<void>;
 }
@@ -96,6 +103,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const loginLock = createLoginLock(limiterBackend, config.lockout);
 
   const stores = createStores(database.kysely, database.dialect);
+  const consumedSignIns = createConsumedSignInStore(database.kysely);
   // Secure by the address people use, not by NODE_ENV (config.ts, httpsBaseUrl).
   const cookie = { name: config.sessionCookieName, secure: config.httpsBaseUrl };
   const session = {
@@ -160,6 +168,8 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       session,
       appName: config.mail.appName,
       onEmailQueued: emailPump.kick,
+      limits,
+      consumedSignIns,
     },
   });
 
@@ -184,6 +194,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       await background.settle();
       return emailPump.drain();
     },
+    sweep: (now = clock.now()) => sweepExpiredRows({ stores, consumedSignIns, auditRetentionDays: config.auditRetentionDays }, now),
     async close() {
       try {
         await background.settle();

@@ -12,7 +12,8 @@ import type { Logger } from './logger.js';
 import { readNodeBody } from './node-body.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
-const EXPIRED_SESSION_SWEEP_MS = 60 * 60 * 1000;
+/** The sweep of expired rows (sessions, audit past retention, spent tokens) runs at start, then this often. */
+const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 /** Retries of failed emails and the purge of expired links run at least this often. */
 const EMAIL_DELIVERY_INTERVAL_MS = 30_000;
 
@@ -58,11 +59,22 @@ export async function startServer(config: Readonly<Config>, options: GatehouseOp
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
 
-  const sweep = setInterval(() => {
-    gatehouse.stores.sessions.deleteExpiredSessions((options.clock ?? systemClock).now()).catch((error: unknown) => {
-      logger.warn({ err: error }, 'could not delete expired sessions');
-    });
-  }, EXPIRED_SESSION_SWEEP_MS);
+  // A failed sweep is logged and tried again at the next tick; it never stops the server.
+  let sweeping: Promise<void> | null = null;
+  const runSweep = (): void => {
+    if (sweeping !== null) return;
+    sweeping = gatehouse
+      .sweep((options.clock ?? systemClock).now())
+      .then(
+        (report) => logger.debug({ deleted: report }, 'swept expired rows'),
+        (error: unknown) => logger.warn({ err: error }, 'could not sweep expired rows'),
+      )
+      .finally(() => {
+        sweeping = null;
+      });
+  };
+  runSweep();
+  const sweep = setInterval(runSweep, SWEEP_INTERVAL_MS);
   sweep.unref();
   const emails = setInterval(() => {
     gatehouse.deliverQueuedEmails().catch((error: unknown) => logger.warn({ err: error }, 'could not deliver queued emails'));
@@ -79,8 +91,9 @@ export async function startServer(config: Readonly<Config>, options: GatehouseOp
       force.unref();
       server.close(() => {
         clearTimeout(force);
-        gatehouse
-          .close()
+        // A sweep still running finishes (or fails) before the database closes under it.
+        Promise.resolve(sweeping)
+          .then(() => gatehouse.close())
           .catch((error: unknown) => logger.error({ err: error }, 'error while closing the database'))
           .finally(resolve);
       });

@@ -446,15 +446,17 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(await lastFailure()).toMatchObject({ metadata: { error: 'invalid_state', reason: 'expired', security: true } });
   });
 
-  test('replaying a completed callback (same code, same cookie) fails: codes are single use', async () => {
+  test('replaying a completed callback (same code, same cookie) fails before any code exchange: a pending sign-in is used once', async () => {
     gitHubUser('replay');
     const started = await start();
     const back = await fake.authorize(started.location, { login: 'replay' });
     expect((await callback(back, started.cookie)).headers.get('location')).toBe('/dashboard');
+    const before = fake.requests.length;
     const replay = await callback(back, started.cookie);
-    expect(loginPageError(replay).error).toBe('oauth_failed');
+    expect(loginPageError(replay).error).toBe('invalid_state');
     expect(cookieFrom(replay, SESSION)).toBeUndefined();
-    expect(await lastFailure()).toMatchObject({ metadata: { error: 'oauth_failed', reason: 'code_exchange', detail: 'bad_verification_code' } });
+    expect(fake.requests.length).toBe(before);
+    expect(await lastFailure()).toMatchObject({ metadata: { error: 'invalid_state', reason: 'replayed', security: true } });
   });
 
   test("PKCE stops an injected code: a code issued for another flow fails even with this flow's valid state", async () => {

@@ -21,4 +21,6 @@ export interface AuditStore {
   recordEvent(event: AuditEvent): Promise<void>;
   /** Newest first; for operators and tests (the spec has no endpoint for reading). */
   listRecentEvents(limit: number): Promise<AuditEvent[]>;
+  /** Deletes the events recorded before `cutoff` (AUDIT_RETENTION_DAYS); returns how many. */
+  deleteEventsBefore(cutoff: Date): Promise<number>;
 }

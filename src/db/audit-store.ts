@@ -34,5 +34,9 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
         at: new Date(row.created_at),
       }));
     },
+    async deleteEventsBefore(cutoff) {
+      const result = await db.deleteFrom('audit_events').where('created_at', '<', cutoff.getTime()).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
   };
 }

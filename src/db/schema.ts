@@ -93,6 +93,12 @@ export interface AccountsTable {
   updated_at: number;
 }
 
+/** A provider sign-in already used: the SHA-256 of its state, until the sign-in would have expired (migration 006). */
+export interface OAuthConsumedSignInsTable {
+  state_hash: string;
+  expires_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -101,4 +107,5 @@ export interface Database {
   password_reset_tokens: PasswordResetTokensTable;
   email_outbox: EmailOutboxTable;
   accounts: AccountsTable;
+  oauth_consumed_sign_ins: OAuthConsumedSignInsTable;
 }

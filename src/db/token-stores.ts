@@ -1,6 +1,7 @@
 /** @module VerificationTokenStore and ResetTokenStore over Kysely. */
 import type { Kysely } from 'kysely';
 import type { VerificationTokenStore } from '../email-verification/store.js';
+import type { ConsumedSignInStore } from '../oauth/store.js';
 import type { ResetTokenStore } from '../password-reset/store.js';
 import type { Database } from './schema.js';
 
@@ -41,6 +42,10 @@ export function createVerificationTokenStore(db: Kysely<Database>, dialect: 'sql
     async deleteVerificationToken(id) {
       const result = await db.deleteFrom('email_verification_tokens').where('id', '=', id).executeTakeFirst();
       return Number(result.numDeletedRows) === 1;
+    },
+    async deleteExpiredVerificationTokens(now) {
+      const result = await db.deleteFrom('email_verification_tokens').where('expires_at', '<=', now.getTime()).executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
   };
 }
@@ -85,6 +90,32 @@ export function createResetTokenStore(db: Kysely<Database>, dialect: 'sqlite' | 
         .where('used_at', 'is', null)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
+    },
+    async deleteSpentResetTokens(now) {
+      const result = await db
+        .deleteFrom('password_reset_tokens')
+        .where((eb) => eb.or([eb('expires_at', '<=', now.getTime()), eb('used_at', 'is not', null)]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+/** Used provider sign-ins (migration 006): a second use of one is refused before any provider request. */
+export function createConsumedSignInStore(db: Kysely<Database>): ConsumedSignInStore {
+  return {
+    async consumeSignIn(stateHash, expiresAt) {
+      const result = await db
+        .insertInto('oauth_consumed_sign_ins')
+        .values({ state_hash: stateHash, expires_at: expiresAt.getTime() })
+        .onConflict((oc) => oc.column('state_hash').doNothing())
+        .executeTakeFirst();
+      // ON CONFLICT DO NOTHING inserts nothing for a state consumed already: zero rows on both databases.
+      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+    },
+    async deleteExpiredSignIns(now) {
+      const result = await db.deleteFrom('oauth_consumed_sign_ins').where('expires_at', '<=', now.getTime()).executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
   };
 }

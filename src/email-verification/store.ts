@@ -17,4 +17,6 @@ export interface VerificationTokenStore {
   findVerificationToken(id: string): Promise<VerificationTokenRecord | null>;
   /** True only for the one caller that deleted the row: the token is spent exactly once. */
   deleteVerificationToken(id: string): Promise<boolean>;
+  /** Deletes the tokens expired at `now` (a used token is already deleted); returns how many. */
+  deleteExpiredVerificationTokens(now: Date): Promise<number>;
 }

@@ -8,7 +8,9 @@
  *   pending --callback with a wrong/missing/expired state--> invalid_state (security event)
  *   pending --provider error on the redirect--> oauth_error
  *   pending --code exchange or profile fetch fails--> oauth_failed
- * The cookie is cleared by the route whatever the outcome, so a pending sign-in is used once.
+ * The cookie is cleared by the route whatever the outcome, and the state's digest is recorded
+ * in the database when the state matches (a replay of the same pending sign-in, even with a
+ * copied cookie, is invalid_state `replayed`), so a pending sign-in is used once.
  *
  * Linking (DESIGN §5), in order:
  *   1. an account linked to (provider, provider user id) → its user; tokens and login refreshed;
@@ -33,7 +35,9 @@ import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn } f
 import { createCodeChallenge, generateCodeVerifier, generateState } from './pkce.js';
 import { ProviderRequestError, describeProviderFailure, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from './provider.js';
 import { resolveReturnTo } from '../http/return-to.js';
-import type { AccountStore, LinkedAccount } from './store.js';
+import type { AccountStore, ConsumedSignInStore, LinkedAccount } from './store.js';
+import type { RateLimits } from '../limits/rate-limits.js';
+import { sha256Hex } from '../crypto/digest.js';
 import type { OutboxStore } from '../outbox/outbox.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderProviderLinkedEmail } from '../outbox/templates.js';
@@ -68,6 +72,10 @@ export interface OAuthFlowDeps {
   /** For the notice emailed when a provider is linked to an existing account. */
   appName: string;
   onEmailQueued: () => void;
+  /** RATE_LIMIT_OAUTH_CALLBACK, counted per client IP before any other work of the callback. */
+  limits: RateLimits;
+  /** Where each used pending sign-in is recorded, so that it is accepted once. */
+  consumedSignIns: ConsumedSignInStore;
 }
 
 export interface StartedSignIn {
@@ -156,6 +164,17 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
     return { ok: false, error, message };
   };
 
+  // Before any other work: a client hammering the callback gets no code exchange and no
+  // provider request out of us (RATE_LIMIT_OAUTH_CALLBACK, per client IP).
+  try {
+    await deps.limits.consume('oauthCallback', { ip: ctx.ip }, ctx.now);
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== 'rate_limited') throw error;
+    return fail('oauth_failed', `Too many sign-in attempts with ${name} from your network. Please wait a few minutes and try again.`, {
+      reason: 'rate_limited',
+    });
+  }
+
   // The state is checked before anything else, the provider's error included: an answer that
   // does not belong to a sign-in this browser started is forged or stale (RFC 6749 §10.12).
   const opened = openPendingSignIn(setup.authSecret, input.pendingSignIn, ctx.now);
@@ -172,6 +191,12 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
     return fail('invalid_state', message, { reason, security: true });
   }
   const { pending } = opened;
+  // A pending sign-in is accepted once. The route clears its cookie, but a copy of the cookie
+  // (or a second tab, or another instance) could present it again: the digest of its state is
+  // recorded in the database until the sign-in would have expired, before any provider request.
+  if (!(await deps.consumedSignIns.consumeSignIn(sha256Hex(pending.state), pending.expiresAt))) {
+    return fail('invalid_state', `The sign-in with ${name} was already used. Please try again.`, { reason: 'replayed', security: true });
+  }
   if (input.repeated.length > 0) {
     return fail('oauth_failed', `The answer from ${name} was not in the expected form. Please try again.`, {
       reason: 'repeated_parameter',

@@ -30,3 +30,16 @@ export interface AccountStore {
   updateAccountTokens(accountId: string, update: AccountTokenUpdate): Promise<void>;
   listUserAccounts(userId: string): Promise<LinkedAccount[]>;
 }
+
+/**
+ * Pending sign-ins already used (table `oauth_consumed_sign_ins`): a pending sign-in is
+ * accepted once, on every instance sharing the database, even when its cookie was copied
+ * before the callback cleared it. Keyed by a SHA-256 of the state; a row lives until the
+ * pending sign-in itself would have expired, then the sweep deletes it.
+ */
+export interface ConsumedSignInStore {
+  /** True only for the first caller with this state hash; false when it was consumed already. */
+  consumeSignIn(stateHash: string, expiresAt: Date): Promise<boolean>;
+  /** Deletes the rows whose pending sign-in has expired at `now`; returns how many. */
+  deleteExpiredSignIns(now: Date): Promise<number>;
+}

@@ -15,4 +15,6 @@ export interface ResetTokenStore {
   findResetToken(id: string): Promise<ResetTokenRecord | null>;
   /** True only for the one caller that marked the unused token used (races: exactly one wins). */
   markResetTokenUsed(id: string, at: Date): Promise<boolean>;
+  /** Deletes the tokens that are used, or expired at `now`; returns how many. */
+  deleteSpentResetTokens(now: Date): Promise<number>;
 }

@@ -8,10 +8,12 @@ import * as m001 from './001-users-sessions-audit.js';
 import * as m002 from './002-email-tokens-outbox.js';
 import * as m004 from './004-accounts.js';
 import * as m005 from './005-outbox-delivery.js';
+import * as m006 from './006-oauth-consumed-sign-ins.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
   '002-email-tokens-outbox': m002,
   '004-accounts': m004,
   '005-outbox-delivery': m005,
+  '006-oauth-consumed-sign-ins': m006,
 };
