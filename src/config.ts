@@ -468,6 +468,10 @@ export function loadConfig(env: Env): Readonly<Config> {
   const smtpUrl = read('SMTP_URL') ?? null;
   if (smtpUrl !== null && !/^smtps?:\/\/[^\s]+$/.test(smtpUrl)) {
     problems.push('SMTP_URL: expected smtp://user:password@host:587 or smtps://user:password@host:465');
+  } else if (smtpUrl !== null && smtpUrl.includes('?')) {
+    // nodemailer lets URL parameters override its options (ignoreTLS, tls.rejectUnauthorized):
+    // the TLS guarantees of SMTP_TLS must not be undone from inside the URL.
+    problems.push('SMTP_URL: expected no query parameters (?…): TLS is set by SMTP_TLS, and nothing else is read from the URL');
   }
   const rawSmtpTls = read('SMTP_TLS') ?? 'required';
   if (rawSmtpTls !== 'required' && rawSmtpTls !== 'off') problems.push(`SMTP_TLS: expected required or off, got "${rawSmtpTls}"`);

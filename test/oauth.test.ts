@@ -430,6 +430,26 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(finishedFirst.headers.get('location')).toBe('/first');
   });
 
+  test('at most three sign-ins in progress per browser: starting a fourth drops the oldest pending cookie', async () => {
+    const jar: string[] = [];
+    const starts: Response[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      const response = await t.request('GET', '/api/auth/oauth/github', { cookie: jar.join('; ') });
+      starts.push(response);
+      for (const header of response.headers.getSetCookie()) {
+        const pair = header.split(';')[0]!;
+        const name = pair.split('=')[0]!;
+        const at = jar.findIndex((cookie) => cookie.startsWith(`${name}=`));
+        if (at !== -1) jar.splice(at, 1);
+        if (!/Max-Age=0/.test(header)) jar.push(pair);
+      }
+    }
+    expect(jar.filter((cookie) => cookie.startsWith(`${PENDING}_`))).toHaveLength(3);
+    const oldest = pendingNameOf(starts[0]!);
+    expect(setCookieHeader(starts[3]!, oldest)).toMatch(/Max-Age=0/);
+    expect(jar.some((cookie) => cookie.startsWith(`${oldest}=`))).toBe(false);
+  });
+
   test('the flow expires after 10 minutes on the injected clock', async () => {
     gitHubUser('slow');
     const late = await start();

@@ -251,5 +251,7 @@ describe('SMTP never downgrades (SMTP_TLS=required, the default)', () => {
     expect(loadConfig({}).mail.smtpTls).toBe('required');
     expect(loadConfig({ SMTP_TLS: 'off' }).mail.smtpTls).toBe('off');
     expect(() => loadConfig({ SMTP_TLS: 'maybe' })).toThrow(/SMTP_TLS: expected required or off/);
+    // nodemailer would let URL parameters undo the TLS settings: none are accepted.
+    expect(() => loadConfig({ SMTP_URL: 'smtp://mail.example.com:587?ignoreTLS=true' })).toThrow(/SMTP_URL: expected no query parameters/);
   });
 });

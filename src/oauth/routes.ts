@@ -13,6 +13,9 @@ import type { AppEnv } from '../http/env.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { completeSignIn, startSignIn, type OAuthFlowDeps } from './flow.js';
 
+/** Sign-ins a browser may have in progress at once (tabs); starting another drops the oldest. */
+const MAX_PENDING_SIGN_INS = 3;
+
 /** The callback's parameters (RFC 6749 §4.1.2): each may appear once. */
 const CALLBACK_PARAMETERS = ['code', 'state', 'error', 'error_description'] as const;
 
@@ -50,6 +53,11 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
     .get('/oauth/:provider', (c) => {
       if (repeatedOf(c, ['return_to']).length > 0) throw validationError([{ path: 'return_to', message: 'is given more than once' }]);
       const started = startSignIn(deps.flow, c.req.param('provider'), query(c, 'return_to'), c.get('requestContext'));
+      // At most MAX_PENDING_SIGN_INS flows per browser: each cookie holds a return path of up to
+      // 2 KB, and many would make every request's Cookie header too large to be served. Browsers
+      // send older cookies first (RFC 6265 §5.4), so the oldest are dropped.
+      const pending = Object.keys(getCookie(c)).filter((name) => name.startsWith(`${pendingCookiePrefix}_`));
+      for (const stale of pending.slice(0, Math.max(0, pending.length - (MAX_PENDING_SIGN_INS - 1)))) clearAnswerCookie(c, stale, cookieOptions);
       addAnswerCookie(c, pendingCookieName(started.state), started.pendingSignIn, { ...cookieOptions, maxAge: started.maxAgeSeconds });
       return c.redirect(started.authorizationUrl, 302);
     })

@@ -64,7 +64,7 @@ export function renderProviderLinkedEmail(options: { appName: string; providerNa
     intro: [
       `Someone signed in to your ${options.appName} account with the ${options.providerName} account "${options.providerLogin}", which has the same verified email address, and linked it to your account.`,
       'Every other session of your account was signed out.',
-      'If this was not you, choose a new password now:',
+      `If this was not you, someone controls a ${options.providerName} account with your verified email address. Secure that address first, then choose a new password here, and ask the administrators of ${options.appName} to remove the link: a new password alone does not remove it.`,
     ],
     action: 'Choose a new password',
     url: `${options.baseUrl}/forgot-password`,
