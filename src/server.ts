@@ -9,6 +9,7 @@ import { systemClock } from './clock.js';
 import type { Config } from './config.js';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
 import type { Logger } from './logger.js';
+import { securityHeaders } from './http/security-headers.js';
 import { readNodeBody } from './node-body.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -28,17 +29,15 @@ export async function startServer(config: Readonly<Config>, options: GatehouseOp
   const { logger } = options;
   const gatehouse = await createGatehouse(config, options);
   let draining = false;
+  const shutdownHeaders = Object.fromEntries(
+    securityHeaders({ contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'", httpsBaseUrl: config.httpsBaseUrl }),
+  );
 
   const server = serve({
     hostname: config.host,
     port: config.port,
     fetch: (request: Request, env: HttpBindings | Http2Bindings) => {
-      if (draining) {
-        return new Response(JSON.stringify({ error: 'service_unavailable', message: 'The server is shutting down. Try again shortly.' }), {
-          status: 503,
-          headers: { 'content-type': 'application/json', connection: 'close', 'retry-after': '1' },
-        });
-      }
+      if (draining) return shuttingDownAnswer(shutdownHeaders);
       const { incoming } = env;
       const info = { remoteAddress: incoming.socket.remoteAddress, readBody: (maxBytes: number) => readNodeBody(incoming, maxBytes) };
       return gatehouse.fetch(request, info).then((response) => {
@@ -103,4 +102,16 @@ export async function startServer(config: Readonly<Config>, options: GatehouseOp
   };
 
   return { gatehouse, url, stop };
+}
+
+/**
+ * The answer to a request that arrives on an open keep-alive connection while the server drains:
+ * 503 with Retry-After, the JSON error shape, and the same security headers as every other
+ * answer (it never reaches the app, which adds them elsewhere).
+ */
+export function shuttingDownAnswer(securityHeaderRecord: Readonly<Record<string, string>>): Response {
+  return new Response(JSON.stringify({ error: 'service_unavailable', message: 'The server is shutting down. Try again shortly.' }), {
+    status: 503,
+    headers: { ...securityHeaderRecord, 'content-type': 'application/json; charset=utf-8', connection: 'close', 'retry-after': '1' },
+  });
 }

@@ -4,6 +4,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { securityHeaders } from '../src/http/security-headers.js';
+import { shuttingDownAnswer } from '../src/server.js';
 
 const CLI = path.resolve('dist/cli.js');
 const children: ChildProcess[] = [];
@@ -123,5 +126,23 @@ describe('gatehouse CLI', () => {
       body: JSON.stringify({ email: 'inflight@example.com', password: 'Correct-Horse-9' }),
     });
     expect(login.status).toBe(200);
+  });
+});
+
+describe('the answer while draining', () => {
+  test('503 service_unavailable with Retry-After, JSON with charset, and the security headers of every answer', async () => {
+    const config = loadConfig({ BASE_URL: 'https://auth.example.com' });
+    const answer = shuttingDownAnswer(
+      Object.fromEntries(securityHeaders({ contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'", httpsBaseUrl: config.httpsBaseUrl })),
+    );
+    expect(answer.status).toBe(503);
+    expect(await answer.json()).toEqual({ error: 'service_unavailable', message: expect.any(String) });
+    expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(answer.headers.get('retry-after')).toBe('1');
+    expect(answer.headers.get('connection')).toBe('close');
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+    expect(answer.headers.get('content-security-policy')).toBe("default-src 'none'; frame-ancestors 'none'");
+    expect(answer.headers.get('strict-transport-security')).toBe('max-age=31536000; includeSubDomains');
   });
 });
