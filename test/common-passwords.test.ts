@@ -4,7 +4,8 @@
  * module's interface, then over HTTP at register and at reset confirm.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { COMMON_PASSWORD_MESSAGE, isCommonPassword, passwordBases } from '../src/password/common-passwords.js';
+import { readFileSync } from 'node:fs';
+import { COMMON_PASSWORD_MESSAGE, foldedCommonPasswordList, isCommonPassword, passwordBases } from '../src/password/common-passwords.js';
 import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 describe('isCommonPassword()', () => {
@@ -25,6 +26,14 @@ describe('isCommonPassword()', () => {
     for (const password of [STRONG_PASSWORD, 'Xk#9vB2q!m', 'Brand-New-Pass-7', 'Tr0ub4dor&3-horse', 'Xy99999999!']) {
       expect(isCommonPassword(password), password).toBe(false);
     }
+  });
+
+  test('the build writes the folded list the server reads (npm run build: dist/password/common-passwords.txt)', () => {
+    const built = readFileSync(new URL('../dist/password/common-passwords.txt', import.meta.url), 'utf8');
+    expect(built).toBe(foldedCommonPasswordList());
+    const entries = built.split('\n').filter((entry) => entry !== '');
+    expect(entries.length).toBeGreaterThan(10_000);
+    expect(entries).toContain('password');
   });
 
   test('context words: the app name and the email local part, decorated or not', () => {

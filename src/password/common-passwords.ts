@@ -9,26 +9,47 @@
  * (`password`). The leading capital the rules ask for is gone with case-folding. Context words
  * count too: the application's name and the local part of the person's email.
  *
- * The list is read on first use (about 70 ms and a few MB), not at start: the start-up time of
- * DESIGN §8 stays as it was, and a server that never registers anyone never loads it.
+ * The list is read on first use, not at start: the start-up time of DESIGN §8 stays as it was,
+ * and a server that never registers anyone never loads it.
  */
+import { readFileSync } from 'node:fs';
 import { validationError } from '../errors.js';
 import { requireOptional } from '../lazy-require.js';
 
 const LIST_MODULE = '@zxcvbn-ts/language-common/dist/passwords.json.cjs';
+/** Written next to the compiled module by `npm run build` (scripts/build-common-passwords.mjs). */
+export const LIST_FILE = new URL('./common-passwords.txt', import.meta.url);
 /** A base shorter than this is not compared: `Xy99999999!` is not refused for being `xy`. */
 const MIN_BASE_LENGTH = 4;
 
-let commonPasswords: ReadonlySet<string> | null = null;
+/**
+ * The folded list as one string, `\n`-delimited with a `\n` at each end, so membership is one
+ * `includes` of `\n<base>\n`. One 388 KB string instead of a Set of 49,000: decompressing the
+ * package's list and holding it as a Set grew the server's resident memory by 15–18 MB (most of it
+ * garbage V8 keeps the pages of), against under 1 MB for this; a look-up scans it in well under a
+ * millisecond, once per new password (measured: docs/performance.md).
+ */
+let commonPasswords: string | null = null;
 
-function loadList(): ReadonlySet<string> {
-  if (commonPasswords !== null) return commonPasswords;
+/** The package's list folded, deduplicated and sorted, in the form `isCommonPassword` reads. */
+export function foldedCommonPasswordList(): string {
   const loaded: unknown = requireOptional(LIST_MODULE);
   const list: unknown = (loaded as { default?: unknown }).default ?? loaded;
   if (!Array.isArray(list) || !list.every((entry) => typeof entry === 'string')) {
     throw new Error(`${LIST_MODULE} is not a list of passwords`);
   }
-  commonPasswords = new Set(list.map(fold));
+  const folded = [...new Set(list.map(fold))].filter((entry) => entry !== '' && !entry.includes('\n')).sort();
+  return `\n${folded.join('\n')}\n`;
+}
+
+function loadList(): string {
+  if (commonPasswords !== null) return commonPasswords;
+  try {
+    commonPasswords = readFileSync(LIST_FILE, 'utf8');
+  } catch {
+    // Running from the sources (the tests): build the same text from the package.
+    commonPasswords = foldedCommonPasswordList();
+  }
   return commonPasswords;
 }
 
@@ -53,7 +74,8 @@ export function passwordBases(password: string): string[] {
 export function isCommonPassword(password: string, contextWords: readonly string[] = []): boolean {
   const list = loadList();
   const context = new Set(contextWords.map(fold).filter((word) => [...word].length >= MIN_BASE_LENGTH));
-  return passwordBases(password).some((base) => list.has(base) || context.has(base));
+  // A base holding a line break would match across two entries of the list: no entry holds one.
+  return passwordBases(password).some((base) => context.has(base) || (!base.includes('\n') && list.includes(`\n${base}\n`)));
 }
 
 export const COMMON_PASSWORD_MESSAGE = 'is too common: it is on a list of passwords that attackers try first; choose another';
