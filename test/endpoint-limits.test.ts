@@ -44,6 +44,35 @@ describeEachDialect('rate limits of the verification and reset endpoints', (dial
     await expectRateLimited(await t.request('POST', '/api/auth/resend-verification', { json: {}, cookie, ip: '198.51.100.9' }));
   });
 
+  test('resend-verification: at most 10 per user per day, however the 15-minute windows are spaced; the next day it works again', async () => {
+    await start();
+    const cookie = cookieFrom(
+      await t.request('POST', '/api/auth/register', { json: { email: 'daily@example.com', password: STRONG_PASSWORD } }),
+      'gatehouse_session',
+    )!;
+    // Aligned to the day's window (windows are epoch-aligned): 10 resends, three per 15 minutes.
+    const dayMs = 24 * 3600_000;
+    t.clock.advance(dayMs - (t.clock.now().getTime() % dayMs));
+    let sent = 0;
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 3 && sent < 10; i++, sent++) {
+        const answer = await t.request('POST', '/api/auth/resend-verification', { cookie, ip: `198.51.100.${sent + 1}` });
+        expect(answer.status, `resend ${sent + 1}`).toBe(200);
+      }
+      t.clock.advance(15 * 60_000);
+    }
+    const refused = await t.request('POST', '/api/auth/resend-verification', { cookie, ip: '198.51.100.90' });
+    await expectRateLimited(refused);
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(15 * 60);
+    t.clock.advance(dayMs);
+    // A day later the session has expired too: sign in again, then resend.
+    const again = cookieFrom(
+      await t.request('POST', '/api/auth/login', { json: { email: 'daily@example.com', password: STRONG_PASSWORD }, ip: '198.51.100.91' }),
+      'gatehouse_session',
+    )!;
+    expect((await t.request('POST', '/api/auth/resend-verification', { cookie: again, ip: '198.51.100.91' })).status).toBe(200);
+  });
+
   test('password-reset/request: 5 per 15 minutes per email across IPs, and per IP across emails; unknown emails count alike', async () => {
     await start();
     for (let i = 1; i <= 5; i++) {

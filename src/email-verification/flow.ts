@@ -112,6 +112,8 @@ export async function resendVerification(deps: VerificationDeps, user: User, ctx
   // Per IP and per user: a signed-in user cannot make the service mail-bomb their own inbox.
   await deps.limits.consume('resendVerification', { ip: ctx.ip }, ctx.now);
   await deps.limits.consume('resendVerification', { userId: user.id }, ctx.now);
+  // And per day: three every 15 minutes would still be 288 emails a day to one mailbox.
+  await deps.limits.consume('resendVerificationDaily', { userId: user.id }, ctx.now);
   if (user.email === null) throw notFound('This account has no email address to verify.');
   if (user.emailVerified) return { kind: 'already_verified' };
   const email = user.email;
