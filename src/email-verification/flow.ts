@@ -17,6 +17,7 @@ import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
+import type { VerificationTokenRecord } from './store.js';
 
 export const VERIFICATION_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
@@ -61,13 +62,22 @@ export async function issueVerificationEmail(
 
 const INVALID_TOKEN_MESSAGE = 'This verification link is invalid or has expired. Ask for a new one.';
 
-export async function verifyEmail(deps: VerificationDeps, token: string, ctx: RequestContext): Promise<void> {
+/**
+ * The unexpired token row `token` names, after the verify-email limit; 400 invalid_token for
+ * anything else. Spending it is the caller's (a delete inside its transaction).
+ */
+async function liveVerificationToken(deps: VerificationDeps, token: string, ctx: RequestContext): Promise<VerificationTokenRecord> {
   await deps.limits.consume('verifyEmail', { ip: ctx.ip }, ctx.now);
   const parts = parseOneTimeToken(token);
   const record = parts ? await deps.stores.verificationTokens.findVerificationToken(parts.id) : null;
   if (parts === null || record === null || !hexDigestsEqual(sha256Hex(parts.secret), record.secretHash) || record.expiresAt.getTime() <= ctx.now.getTime()) {
     throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
   }
+  return record;
+}
+
+export async function verifyEmail(deps: VerificationDeps, token: string, ctx: RequestContext): Promise<void> {
+  const record = await liveVerificationToken(deps, token, ctx);
   const user = await deps.stores.transaction(async (tx) => {
     // Only the request that deletes the row wins: a token is spent exactly once under races.
     if (!(await tx.verificationTokens.deleteVerificationToken(record.id))) return null;
@@ -87,12 +97,7 @@ export async function verifyEmail(deps: VerificationDeps, token: string, ctx: Re
  * already verified is not deleted this way: its owner signs in and manages it.
  */
 export async function declineAccount(deps: VerificationDeps, token: string, ctx: RequestContext): Promise<void> {
-  await deps.limits.consume('verifyEmail', { ip: ctx.ip }, ctx.now);
-  const parts = parseOneTimeToken(token);
-  const record = parts ? await deps.stores.verificationTokens.findVerificationToken(parts.id) : null;
-  if (parts === null || record === null || !hexDigestsEqual(sha256Hex(parts.secret), record.secretHash) || record.expiresAt.getTime() <= ctx.now.getTime()) {
-    throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
-  }
+  const record = await liveVerificationToken(deps, token, ctx);
   const deleted = await deps.stores.transaction(async (tx) => {
     if (!(await tx.verificationTokens.deleteVerificationToken(record.id))) return null;
     const user = await tx.users.findUserById(record.userId);
