@@ -13,7 +13,7 @@
 import { recordAudit } from '../audit/record.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
 import { badRequest } from '../errors.js';
-import { assertNotCommonPassword, contextWordsFor } from '../password/common-passwords.js';
+import { assertNotContextPassword, contextWordsFor } from '../password/common-passwords.js';
 import type { PasswordHasher } from '../password/hasher.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderPasswordResetEmail } from '../outbox/templates.js';
@@ -95,7 +95,7 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
   }
   // Refused before the token is spent: the person can choose another with the same link.
   const owner = await deps.stores.users.findUserById(record.userId);
-  assertNotCommonPassword(input.password, contextWordsFor(deps.appName, owner?.email ?? null));
+  assertNotContextPassword(input.password, contextWordsFor(deps.appName, owner?.email ?? null));
   const passwordHash = await deps.hasher.hash(input.password);
   const user = await deps.stores.transaction(async (tx) => {
     // Only the request that marks the token used wins: two confirms, exactly one succeeds.

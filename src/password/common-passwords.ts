@@ -72,10 +72,16 @@ export function passwordBases(password: string): string[] {
  * application's name, the email's local part: words an attacker who targets this account tries).
  */
 export function isCommonPassword(password: string, contextWords: readonly string[] = []): boolean {
+  if (isMadeOfContextWords(password, contextWords)) return true;
   const list = loadList();
-  const context = new Set(contextWords.map(fold).filter((word) => [...word].length >= MIN_BASE_LENGTH));
   // A base holding a line break would match across two entries of the list: no entry holds one.
-  return passwordBases(password).some((base) => context.has(base) || (!base.includes('\n') && list.includes(`\n${base}\n`)));
+  return passwordBases(password).some((base) => !base.includes('\n') && list.includes(`\n${base}\n`));
+}
+
+/** True when the password, or its base, is one of `contextWords`; the list is not read. */
+function isMadeOfContextWords(password: string, contextWords: readonly string[]): boolean {
+  const context = new Set(contextWords.map(fold).filter((word) => [...word].length >= MIN_BASE_LENGTH));
+  return context.size > 0 && passwordBases(password).some((base) => context.has(base));
 }
 
 export const COMMON_PASSWORD_MESSAGE = 'is too common: it is on a list of passwords that attackers try first; choose another';
@@ -86,7 +92,11 @@ export function contextWordsFor(appName: string, email: string | null): string[]
   return localPart === undefined ? [appName] : [appName, localPart];
 }
 
-/** Refuses a common password, or one made of the context words, as its own issue on `password`. */
-export function assertNotCommonPassword(password: string, contextWords: readonly string[]): void {
-  if (isCommonPassword(password, contextWords)) throw validationError([{ path: 'password', message: COMMON_PASSWORD_MESSAGE }]);
+/**
+ * Refuses a password made of the context words, as the same issue on `password`. The list itself
+ * was already checked by the body's schema (`newPasswordSchema`), which knows no context: this
+ * is the part only a flow, knowing the email, can add, and it does not scan the list again.
+ */
+export function assertNotContextPassword(password: string, contextWords: readonly string[]): void {
+  if (isMadeOfContextWords(password, contextWords)) throw validationError([{ path: 'password', message: COMMON_PASSWORD_MESSAGE }]);
 }

@@ -15,7 +15,7 @@ import type { RequestContext } from '../request-context.js';
 import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
-import { assertNotCommonPassword, contextWordsFor } from './common-passwords.js';
+import { assertNotContextPassword, contextWordsFor } from './common-passwords.js';
 import type { PasswordHasher } from './hasher.js';
 
 export interface PasswordFlowDeps {
@@ -51,7 +51,7 @@ export interface Credentials {
 
 export async function registerWithPassword(deps: PasswordFlowDeps, credentials: Credentials, ctx: RequestContext): Promise<Registered> {
   // Still validation, so before the limit: a refused body does not use up the allowance.
-  assertNotCommonPassword(credentials.password, contextWordsFor(deps.verification.appName, credentials.email));
+  assertNotContextPassword(credentials.password, contextWordsFor(deps.verification.appName, credentials.email));
   await deps.limits.consume('register', { ip: ctx.ip }, ctx.now);
   const { users } = deps.stores;
   // Checked before hashing so a taken email costs no bcrypt work; the unique index below
@@ -133,11 +133,7 @@ export async function loginWithPassword(
     // A successful login clears the failures counted against the email (SPEC §8), whichever lane
     // it came through, and the device's own. Not the IP's: one's own account between guesses at
     // others would otherwise reset a spraying address's count.
-    await deps.loginLock.recordSuccess(
-      attempt,
-      ctx.now,
-      device === null ? [{ email: credentials.email }] : [{ device: device.nonce }, { email: credentials.email }],
-    );
+    await deps.loginLock.recordSuccess(ctx.now, device === null ? [{ email: credentials.email }] : [{ device: device.nonce }, { email: credentials.email }]);
   } finally {
     // Whatever happened (a failure, a success, a full hash pool, a database error): the attempt
     // is no longer in flight.
