@@ -43,8 +43,6 @@ export type LockSubject = Extract<LimitSubject, { email: string } | { ip: string
 /** An attempt let through to the password check (see `reserve`); `release` it whatever happens. */
 export interface ReservedAttempt {
   readonly subjects: readonly LockSubject[];
-  /** Per subject, the in-flight key this attempt counted itself under. */
-  readonly inFlightKeys: readonly string[];
 }
 
 export type Reservation =
@@ -69,7 +67,7 @@ export interface LoginLock {
    * The attempt succeeded: the failures of `forget` (the email, the device) are forgotten. An IP
    * keeps its failures: signing in to one's own account between guesses does not reset them.
    */
-  recordSuccess(attempt: ReservedAttempt, now: Date, forget: readonly LockSubject[]): Promise<void>;
+  recordSuccess(now: Date, forget: readonly LockSubject[]): Promise<void>;
   /** Takes the attempt's in-flight count back. Call once, whatever the outcome (finally). */
   release(attempt: ReservedAttempt): Promise<void>;
   /**
@@ -145,7 +143,7 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
   };
 
   const release = async (attempt: ReservedAttempt): Promise<void> => {
-    await Promise.all(attempt.inFlightKeys.map((key) => inFlight.decrement(key)));
+    await Promise.all(attempt.subjects.map((subject) => inFlight.decrement(subjectKey(subject))));
   };
 
   return {
@@ -154,13 +152,12 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
     async reserve(subjects, now) {
       const locked = await lockedForSeconds(subjects, now);
       if (locked !== null) return { lockedForSeconds: locked };
-      const inFlightKeys = subjects.map(subjectKey);
-      const attempt: ReservedAttempt = { subjects, inFlightKeys };
+      const attempt: ReservedAttempt = { subjects };
       const counts = await Promise.all(
-        subjects.map(async (subject, i) => {
+        subjects.map(async (subject) => {
           // Counted in flight first, then the failures read: of two concurrent attempts, the
           // later one always sees the earlier one, in one count or the other.
-          const checking = await inFlight.increment(inFlightKeys[i] ?? subjectKey(subject));
+          const checking = await inFlight.increment(subjectKey(subject));
           return checking + (await failureCount(subject, now));
         }),
       );
@@ -190,7 +187,7 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
       return reached.includes(true);
     },
 
-    async recordSuccess(_attempt, now, forget) {
+    async recordSuccess(now, forget) {
       await Promise.all(forget.map((subject) => forgetFailures(subject, now)));
     },
 
