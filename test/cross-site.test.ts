@@ -5,36 +5,20 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { createBcryptHasher, type PasswordHasher } from '../src/password/hasher.js';
-import { createHashPool } from '../src/password/hash-pool.js';
+import { createCountingHasher, type CountingHasher } from './support/counting-hasher.js';
 import { STRONG_PASSWORD, cookieFrom, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 const COOKIE = 'gatehouse_session';
 const OWN = 'http://localhost:3000';
 const TRUSTED = 'https://app.example.com';
 
-/** The real hasher, counting the passwords it is asked to hash or check. */
-function countingHasher(): { hasher: PasswordHasher; calls: () => number; close: () => Promise<void> } {
-  const pool = createHashPool();
-  const real = createBcryptHasher({ rounds: 4, pool });
-  let calls = 0;
-  return {
-    hasher: {
-      hash: (password) => ((calls += 1), real.hash(password)),
-      verify: (password, hash) => ((calls += 1), real.verify(password, hash)),
-    },
-    calls: () => calls,
-    close: () => pool.close(),
-  };
-}
-
 describeEachDialect('cross-site rules', (dialect) => {
   let t: TestGatehouse;
-  let counting: ReturnType<typeof countingHasher>;
+  let counting: CountingHasher;
   let cookie: string;
 
   beforeEach(async () => {
-    counting = countingHasher();
+    counting = createCountingHasher();
     t = await createTestGatehouse(dialect, { env: { TRUSTED_ORIGINS: `${TRUSTED}, https://admin.example.com` }, overrides: { hasher: counting.hasher } });
     const registered = await t.request('POST', '/api/auth/register', { json: { email: 'sam@example.com', password: STRONG_PASSWORD } });
     expect(registered.status).toBe(201);
@@ -88,7 +72,7 @@ describeEachDialect('cross-site rules', (dialect) => {
   });
 
   test('Sec-Fetch-Site: cross-site is refused 403 forbidden_origin before any work: no hash, no limit counted, no audit row', async () => {
-    const before = { hashes: counting.calls(), audit: await auditRows() };
+    const before = { hashes: counting.hashes() + counting.verifications(), audit: await auditRows() };
     for (let i = 0; i < 25; i += 1) {
       const refused = await t.request('POST', '/api/auth/login', {
         json: { email: 'sam@example.com', password: 'wrong-password-1' },
@@ -101,7 +85,7 @@ describeEachDialect('cross-site rules', (dialect) => {
       expect(refused.headers.get('content-type')).toMatch(/^application\/json/);
       expect(refused.headers.get('x-content-type-options')).toBe('nosniff');
     }
-    expect(counting.calls()).toBe(before.hashes);
+    expect(counting.hashes() + counting.verifications()).toBe(before.hashes);
     expect(await auditRows()).toEqual(before.audit);
     // 25 refusals counted nothing: the login limit (10) and the lock (5) are untouched.
     const login = await t.request('POST', '/api/auth/login', { json: { email: 'sam@example.com', password: STRONG_PASSWORD } });

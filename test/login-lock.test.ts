@@ -3,6 +3,7 @@ import { afterEach, expect, test } from 'vitest';
 import { serviceUnavailable } from '../src/errors.js';
 import { createHashPool } from '../src/password/hash-pool.js';
 import { createBcryptHasher } from '../src/password/hasher.js';
+import { createCountingHasher } from './support/counting-hasher.js';
 import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 const WRONG = 'Wrong-Password-1';
@@ -115,35 +116,24 @@ describeEachDialect('login lock', (dialect) => {
   });
 
   test('the lock cannot be raced: of 20 concurrent wrong logins for one email, at most LOCKOUT_MAX_FAILURES reach bcrypt, the others get 429', async () => {
-    const pool = createHashPool({ size: 2 });
-    const bcrypt = createBcryptHasher({ rounds: 4, pool });
-    let verifications = 0;
-    t = await createTestGatehouse(dialect, {
-      overrides: {
-        hasher: {
-          hash: (password) => bcrypt.hash(password),
-          verify: (password, hash) => {
-            verifications++;
-            return bcrypt.verify(password, hash);
-          },
-        },
-      },
-    });
+    const counted = createCountingHasher({ poolSize: 2 });
+    t = await createTestGatehouse(dialect, { overrides: { hasher: counted.hasher } });
     const g = t;
     await register(g, 'race@example.com');
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => login(g, 'race@example.com', WRONG, `198.51.100.${100 + i}`)));
     const statuses = answers.map((answer) => answer.status);
+    const verifications = counted.verifications();
     expect(verifications).toBeLessThanOrEqual(5);
     expect(statuses.filter((status) => status === 401).length).toBe(verifications);
     expect(statuses.filter((status) => status === 429).length).toBe(20 - verifications);
     // And from one address: the IP's count is raced the same way.
-    verifications = 0;
     const fromOneIp = await Promise.all(Array.from({ length: 20 }, (_, i) => login(g, `spray${i}@example.com`, WRONG, '198.51.100.250')));
-    expect(verifications).toBeLessThanOrEqual(5);
-    expect(fromOneIp.filter((answer) => answer.status === 429).length).toBe(20 - verifications);
+    const sprayed = counted.verifications() - verifications;
+    expect(sprayed).toBeLessThanOrEqual(5);
+    expect(fromOneIp.filter((answer) => answer.status === 429).length).toBe(20 - sprayed);
     // The right password is then refused too: the account is locked, not just busy.
     expect((await login(g, 'race@example.com', STRONG_PASSWORD, '198.51.100.99')).status).toBe(429);
-    await pool.close();
+    await counted.close();
   });
 
   test('people behind one address logging in at once with the right passwords are never locked: a crowd beyond the limit is told to retry in a second, and nothing lingers', async () => {
@@ -276,25 +266,13 @@ describeEachDialect('login lock', (dialect) => {
 
   test('a locked login costs no bcrypt work and no user lookup: it answers before the password is checked', async () => {
     // The real bcrypt hasher, counted.
-    const pool = createHashPool({ size: 1 });
-    const bcrypt = createBcryptHasher({ rounds: 4, pool });
-    let verifications = 0;
-    t = await createTestGatehouse(dialect, {
-      overrides: {
-        hasher: {
-          hash: (password) => bcrypt.hash(password),
-          verify: (password, hash) => {
-            verifications++;
-            return bcrypt.verify(password, hash);
-          },
-        },
-      },
-    });
+    const counted = createCountingHasher({ poolSize: 1 });
+    t = await createTestGatehouse(dialect, { overrides: { hasher: counted.hasher } });
     const g = t;
     for (let i = 1; i <= 5; i++) await login(g, 'cost@example.com', WRONG);
-    expect(verifications).toBe(5);
+    expect(counted.verifications()).toBe(5);
     for (let i = 1; i <= 3; i++) expect((await login(g, 'cost@example.com', WRONG)).status).toBe(429);
-    expect(verifications).toBe(5);
-    await pool.close();
+    expect(counted.verifications()).toBe(5);
+    await counted.close();
   });
 });
