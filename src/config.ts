@@ -40,6 +40,11 @@ export interface MailConfig {
   delivery: 'server' | 'worker';
 }
 
+/** Have I Been Pwned's k-anonymity range API (password/breach-check.ts). */
+const HIBP_RANGE_URL = 'https://api.pwnedpasswords.com/range/';
+
+export type BreachCheckSetting = { kind: 'off' } | { kind: 'hibp'; rangeUrl: string };
+
 export interface Config {
   mode: 'production' | 'development' | 'default';
   port: number;
@@ -63,6 +68,8 @@ export interface Config {
   sessionExpiresInSeconds: number;
   sessionCookieName: string;
   bcryptRounds: number;
+  /** PASSWORD_BREACH_CHECK: off, or Have I Been Pwned's range API at `rangeUrl` (password/breach-check.ts). */
+  passwordBreachCheck: Readonly<BreachCheckSetting>;
   migrateOnStart: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** LOG_FORMAT: only the command line reads it ('auto': pretty on a terminal, JSON otherwise); the library logs JSON. */
@@ -136,6 +143,16 @@ export const CONFIG_VARIABLES = [
     meaning: 'true lets production run with a plain-http BASE_URL (cookies then not Secure); refused otherwise',
   },
   { name: 'BCRYPT_ROUNDS', default: '10', meaning: 'bcrypt cost (4 to 15)' },
+  {
+    name: 'PASSWORD_BREACH_CHECK',
+    default: 'off',
+    meaning: "hibp: also refuse new passwords found in Have I Been Pwned's breach corpus (only 5 hex characters of a SHA-1 leave the server; fails open)",
+  },
+  {
+    name: 'PASSWORD_BREACH_CHECK_URL',
+    default: 'https://api.pwnedpasswords.com/range/',
+    meaning: 'the k-anonymity range API that PASSWORD_BREACH_CHECK=hibp asks',
+  },
   { name: 'APP_NAME', default: 'Gatehouse', meaning: 'product name in email subjects and bodies' },
   {
     name: 'SMTP_URL',
@@ -467,6 +484,14 @@ export function loadConfig(env: Env): Readonly<Config> {
     }
   }
 
+  const rawBreachCheck = read('PASSWORD_BREACH_CHECK') ?? 'off';
+  if (rawBreachCheck !== 'off' && rawBreachCheck !== 'hibp') problems.push(`PASSWORD_BREACH_CHECK: expected off or hibp, got "${rawBreachCheck}"`);
+  const breachRangeUrl = read('PASSWORD_BREACH_CHECK_URL') ?? HIBP_RANGE_URL;
+  if (!/^https?:\/\/[^\s?#]+\/$/.test(breachRangeUrl) || (mode === 'production' && !breachRangeUrl.startsWith('https://'))) {
+    problems.push('PASSWORD_BREACH_CHECK_URL: expected an https:// address ending in "/" (plain http only outside production)');
+  }
+  const passwordBreachCheck: BreachCheckSetting = rawBreachCheck === 'hibp' ? { kind: 'hibp', rangeUrl: breachRangeUrl } : { kind: 'off' };
+
   const appName = read('APP_NAME') ?? 'Gatehouse';
   if (/[\r\n<>"]/.test(appName) || appName.length > 60)
     problems.push('APP_NAME: expected a plain name of at most 60 characters, without quotes, angle brackets or line breaks');
@@ -505,6 +530,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     sessionExpiresInSeconds,
     sessionCookieName,
     bcryptRounds,
+    passwordBreachCheck: Object.freeze(passwordBreachCheck),
     migrateOnStart,
     logLevel: logLevel ?? 'info',
     logFormat,

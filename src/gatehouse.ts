@@ -24,6 +24,7 @@ import { createLoginLock, type LoginLock } from './limits/login-lock.js';
 import { createRateLimits } from './limits/rate-limits.js';
 import { createLogger, type Logger } from './logger.js';
 import { createHashPool } from './password/hash-pool.js';
+import { createHibpBreachCheck } from './password/breach-check.js';
 import { createBcryptHasher, createSecretHasher, type PasswordHasher } from './password/hasher.js';
 import { RESET_TOKEN_BCRYPT_ROUNDS } from './password-reset/flow.js';
 import { BUILT_IN_PROVIDERS, createOAuthSetup, type ProviderHTTPSettings } from './oauth/setup.js';
@@ -43,6 +44,8 @@ export interface GatehouseOptions {
   mailer?: Mailer | null;
   /** An already open database (tests pass one bound to a throwaway PostgreSQL schema). */
   database?: DatabaseHandle;
+  /** The breached-password check's time bound (PASSWORD_BREACH_CHECK=hibp; tests shorten it). */
+  breachCheckHTTP?: { timeoutMs?: number };
   /** Outbound calls to sign-in providers: fetch and time bound (tests point them at a local fake). */
   providerHTTP?: ProviderHTTPSettings;
 }
@@ -114,6 +117,10 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const hashPool = createHashPool();
   const hasher = options.hasher ?? createBcryptHasher({ rounds: config.bcryptRounds, pool: hashPool });
   const random = options.random ?? secureRandom;
+  const breachCheck =
+    config.passwordBreachCheck.kind === 'hibp'
+      ? createHibpBreachCheck({ rangeUrl: config.passwordBreachCheck.rangeUrl, logger, ...options.breachCheckHTTP })
+      : null;
   const mailer = options.mailer !== undefined ? options.mailer : chooseMailer(config, logger);
   const background = createBackgroundTasks(logger);
   const emailPump = createEmailPump({
@@ -138,6 +145,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     password: {
       stores,
       hasher,
+      breachCheck,
       session,
       verification,
       limits,
@@ -151,6 +159,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       baseUrl: config.baseUrl,
       appName: config.mail.appName,
       hasher,
+      breachCheck,
       tokenHasher: createSecretHasher(hashPool, RESET_TOKEN_BCRYPT_ROUNDS),
       onEmailQueued: emailPump.kick,
       limits,

@@ -14,6 +14,7 @@ import { recordAudit } from '../audit/record.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
 import { badRequest } from '../errors.js';
 import { assertNotContextPassword, contextWordsFor } from '../password/common-passwords.js';
+import { assertNotBreached, type BreachCheck } from '../password/breach-check.js';
 import type { PasswordHasher } from '../password/hasher.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderPasswordResetEmail } from '../outbox/templates.js';
@@ -32,6 +33,8 @@ export interface ResetDeps {
   baseUrl: string;
   appName: string;
   hasher: PasswordHasher;
+  /** PASSWORD_BREACH_CHECK: null when off. */
+  breachCheck: BreachCheck | null;
   /** bcrypt at RESET_TOKEN_BCRYPT_ROUNDS for the tokens' secrets. */
   tokenHasher: PasswordHasher;
   onEmailQueued: () => void;
@@ -96,6 +99,7 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
   // Refused before the token is spent: the person can choose another with the same link.
   const owner = await deps.stores.users.findUserById(record.userId);
   assertNotContextPassword(input.password, contextWordsFor(deps.appName, owner?.email ?? null));
+  await assertNotBreached(deps.breachCheck, input.password);
   const passwordHash = await deps.hasher.hash(input.password);
   const user = await deps.stores.transaction(async (tx) => {
     // Only the request that marks the token used wins: two confirms, exactly one succeeds.

@@ -15,12 +15,15 @@ import type { RequestContext } from '../request-context.js';
 import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
+import { assertNotBreached, type BreachCheck } from './breach-check.js';
 import { assertNotContextPassword, contextWordsFor } from './common-passwords.js';
 import type { PasswordHasher } from './hasher.js';
 
 export interface PasswordFlowDeps {
   stores: Stores;
   hasher: PasswordHasher;
+  /** PASSWORD_BREACH_CHECK: null when off. */
+  breachCheck: BreachCheck | null;
   session: SessionDeps;
   verification: Omit<VerificationDeps, 'stores'>;
   limits: RateLimits;
@@ -59,6 +62,8 @@ export async function registerWithPassword(deps: PasswordFlowDeps, credentials: 
   if ((await users.findUserByEmail(credentials.email)) !== null) {
     throw conflict('email_exists', 'An account with this email already exists.');
   }
+  // After the limit: each check is a call to a third party, which nobody may run in a loop.
+  await assertNotBreached(deps.breachCheck, credentials.password);
   const passwordHash = await deps.hasher.hash(credentials.password);
   const user: User = {
     id: randomUUID(),
