@@ -7,7 +7,15 @@ import path from 'node:path';
 import { z } from 'zod';
 
 export type RateLimitName =
-  'register' | 'login' | 'passwordResetRequest' | 'passwordResetConfirm' | 'verifyEmail' | 'resendVerification' | 'resendVerificationDaily' | 'oauthCallback';
+  | 'register'
+  | 'login'
+  | 'passwordResetRequest'
+  | 'passwordResetConfirm'
+  | 'verifyEmail'
+  | 'resendVerification'
+  | 'resendVerificationDaily'
+  | 'oauthCallback'
+  | 'securityNotice';
 
 export interface RateLimitRule {
   points: number;
@@ -186,6 +194,11 @@ export const CONFIG_VARIABLES = [
   { name: 'RATE_LIMIT_VERIFY_EMAIL', default: '10/15m', meaning: 'email verifications per client IP' },
   { name: 'RATE_LIMIT_RESEND_VERIFICATION', default: '3/15m', meaning: 'verification email resends per client IP, and separately per user' },
   { name: 'RATE_LIMIT_RESEND_VERIFICATION_DAILY', default: '10/24h', meaning: 'verification email resends per user per day, so no mailbox can be flooded' },
+  {
+    name: 'RATE_LIMIT_SECURITY_NOTICE',
+    default: '10/24h',
+    meaning: 'security notice emails (account locked, password changed, provider linked) per user; past it a notice is dropped, not queued',
+  },
   { name: 'RATE_LIMIT_OAUTH_CALLBACK', default: '20/15m', meaning: 'sign-in provider callbacks per client IP (a refused one lands on the login page)' },
   { name: 'LOCKOUT_MAX_FAILURES', default: '5', meaning: 'failed logins (by email, and by IP) that lock sign-in (1 to 1000)' },
   { name: 'LOCKOUT_DURATION', default: '15m', meaning: 'how long a login lock lasts: 900, 15m or 1h (at most 7 days)' },
@@ -232,6 +245,9 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   // A signed-in user could otherwise have 3 emails sent to their address every 15 minutes, all day.
   resendVerificationDaily: { points: 10, durationSeconds: 24 * 3600 },
   oauthCallback: { points: 20, durationSeconds: 15 * 60 },
+  // Notices can be set off by someone else (wrong passwords lock an account): a day's cap keeps
+  // them from flooding the owner's mailbox, and leaves room for every real event of a day.
+  securityNotice: { points: 10, durationSeconds: 24 * 3600 },
 });
 
 /**
@@ -249,6 +265,7 @@ const RATE_LIMIT_VARIABLES: Record<RateLimitName, ConfigVariable> = {
   resendVerification: 'RATE_LIMIT_RESEND_VERIFICATION',
   resendVerificationDaily: 'RATE_LIMIT_RESEND_VERIFICATION_DAILY',
   oauthCallback: 'RATE_LIMIT_OAUTH_CALLBACK',
+  securityNotice: 'RATE_LIMIT_SECURITY_NOTICE',
 };
 
 /** Parses `900`, `900s`, `15m` or `1h` into seconds; null when malformed. */

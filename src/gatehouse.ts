@@ -151,6 +151,16 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       limits,
       loginLock,
       device: { key: createDeviceTokenKey(config.jwtSecret), random },
+      notices: {
+        limits,
+        logger,
+        appName: config.mail.appName,
+        baseUrl: config.baseUrl,
+        maxFailures: config.lockout.maxFailures,
+        lockedForMinutes: Math.ceil(config.lockout.durationSeconds / 60),
+        onEmailQueued: emailPump.kick,
+      },
+      background,
     },
     verification,
     reset: {
@@ -164,6 +174,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       onEmailQueued: emailPump.kick,
       limits,
       clearLoginFailures: (email, now) => loginLock.clearEmail(email, now),
+      notices: { limits, logger },
     },
     background,
     oauth: {

@@ -61,8 +61,8 @@ export interface LoginLock {
    * attempts in flight make up the limit.
    */
   reserve(subjects: readonly LockSubject[], now: Date): Promise<Reservation>;
-  /** The attempt failed: one failure for each subject; those that reach the limit lock. True if any did. */
-  recordFailure(attempt: ReservedAttempt, now: Date): Promise<boolean>;
+  /** The attempt failed: one failure for each subject; those that reach the limit lock, and are returned. */
+  recordFailure(attempt: ReservedAttempt, now: Date): Promise<readonly LockSubject[]>;
   /**
    * The attempt succeeded: the failures of `forget` (the email, the device) are forgotten. An IP
    * keeps its failures: signing in to one's own account between guesses does not reset them.
@@ -179,12 +179,12 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
         attempt.subjects.map(async (subject) => {
           const keys = failureKeys(subject, now);
           const [current, previous] = await Promise.all([failures.increment(keys.current), failures.read(keys.previous)]);
-          if (current + previous < rule.maxFailures) return false;
+          if (current + previous < rule.maxFailures) return null;
           await lock(subject, now);
-          return true;
+          return subject;
         }),
       );
-      return reached.includes(true);
+      return reached.filter((subject) => subject !== null);
     },
 
     async recordSuccess(now, forget) {

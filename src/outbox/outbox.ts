@@ -4,7 +4,7 @@
  * sent or once its token has expired: the database keeps no usable token longer than needed.
  */
 
-export type EmailTemplate = 'email_verification' | 'password_reset' | 'provider_linked';
+export type EmailTemplate = 'email_verification' | 'password_reset' | 'provider_linked' | 'password_changed' | 'account_locked';
 
 export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'dead' | 'expired';
 

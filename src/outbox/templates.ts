@@ -85,3 +85,43 @@ export function renderPasswordResetEmail(options: { appName: string; url: string
     ],
   });
 }
+
+/**
+ * A security notice: the account's password was set or replaced through a reset link. For an
+ * account that had none (provider sign-in only), a new way in was added: said in so many words.
+ */
+export function renderPasswordChangedEmail(options: { appName: string; baseUrl: string; how: 'reset' | 'change'; firstPassword: boolean }): RenderedEmail {
+  const what = options.firstPassword
+    ? `A password was set on your ${options.appName} account, which until now had none: it can now be signed in to with this email address and that password.`
+    : `The password of your ${options.appName} account was changed.`;
+  const how = options.how === 'reset' ? 'It was done with a password reset link sent to this address.' : 'It was done from a signed-in session.';
+  return render({
+    template: 'password_changed',
+    subject: options.firstPassword ? `A password was set on your ${options.appName} account` : `Your ${options.appName} password was changed`,
+    intro: [what, how, 'Every other session of your account was signed out.'],
+    action: 'Choose a new password',
+    url: `${options.baseUrl}/forgot-password`,
+    outro: [
+      'If it was you, there is nothing to do.',
+      'If it was not you, someone can read this mailbox or knew your password: secure this email account first, then choose a new password here.',
+    ],
+  });
+}
+
+/** A security notice: failed sign-ins locked the account for a while. Says what happened and that the password still holds. */
+export function renderAccountLockedEmail(options: { appName: string; baseUrl: string; failures: number; lockedForMinutes: number }): RenderedEmail {
+  return render({
+    template: 'account_locked',
+    subject: `Sign-in to your ${options.appName} account was paused`,
+    intro: [
+      `After ${options.failures} failed sign-in attempts with a wrong password, sign-in with a password to your ${options.appName} account is paused for ${options.lockedForMinutes} minutes.`,
+      'Nobody signed in: the attempts failed. A browser that signed in to your account before can still sign in during the pause.',
+    ],
+    action: 'Choose a new password',
+    url: `${options.baseUrl}/forgot-password`,
+    outro: [
+      'If it was you, wait and try again, or choose a new password with the link above.',
+      'If it was not you, someone is guessing your password. A long password used nowhere else keeps them out; you can choose one with the link above.',
+    ],
+  });
+}

@@ -17,7 +17,8 @@ import { assertNotContextPassword, contextWordsFor } from '../password/common-pa
 import { assertNotBreached, type BreachCheck } from '../password/breach-check.js';
 import type { PasswordHasher } from '../password/hasher.js';
 import { queueEmail } from '../outbox/queue.js';
-import { renderPasswordResetEmail } from '../outbox/templates.js';
+import { mayNotify, type NoticeDeps } from '../outbox/notices.js';
+import { renderPasswordChangedEmail, renderPasswordResetEmail } from '../outbox/templates.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
@@ -41,6 +42,8 @@ export interface ResetDeps {
   /** Clears the email's failed-login count once the password is reset (login lock). */
   clearLoginFailures: (email: string, now: Date) => Promise<void>;
   limits: RateLimits;
+  /** The owner is told that the password changed (outbox/notices.ts). */
+  notices: NoticeDeps;
 }
 
 export function resetUrl(baseUrl: string, token: string): string {
@@ -101,6 +104,13 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
   assertNotContextPassword(input.password, contextWordsFor(deps.appName, owner?.email ?? null));
   await assertNotBreached(deps.breachCheck, input.password);
   const passwordHash = await deps.hasher.hash(input.password);
+  const notice =
+    owner?.email && (await mayNotify(deps.notices, owner.id, 'password_changed', ctx.now))
+      ? {
+          to: owner.email,
+          email: renderPasswordChangedEmail({ appName: deps.appName, baseUrl: deps.baseUrl, how: 'reset', firstPassword: owner.passwordHash === null }),
+        }
+      : null;
   const user = await deps.stores.transaction(async (tx) => {
     // Only the request that marks the token used wins: two confirms, exactly one succeeds.
     if (!(await tx.resetTokens.markResetTokenUsed(record.id, ctx.now))) return null;
@@ -108,9 +118,11 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
     // Following the link proved control of the mailbox.
     await tx.users.markEmailVerified(record.userId);
     await tx.sessions.deleteUserSessions(record.userId);
+    if (notice !== null) await queueEmail(tx.outbox, notice.to, notice.email, { now: ctx.now, linkExpiresAt: null });
     return tx.users.findUserById(record.userId);
   });
   if (user === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
+  if (notice !== null) deps.onEmailQueued();
   if (user.email !== null) await deps.clearLoginFailures(user.email, ctx.now);
   await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: user.email, reason: 'password_reset_completed' });
 }

@@ -10,6 +10,9 @@ import { AppError, conflict, tooManyRequests, unauthorized } from '../errors.js'
 import { issueDeviceToken, readDeviceToken } from '../limits/device-token.js';
 import type { LockSubject, LoginLock } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
+import type { BackgroundTasks } from '../background.js';
+import { queueSecurityNotice, type NoticeDeps } from '../outbox/notices.js';
+import { renderAccountLockedEmail } from '../outbox/templates.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
@@ -30,6 +33,9 @@ export interface PasswordFlowDeps {
   loginLock: LoginLock;
   /** Signs and checks device tokens (limits/device-token.ts). */
   device: { key: Uint8Array; random: RandomReader };
+  /** The owner is told when failures lock their account (outbox/notices.ts), off the response path. */
+  notices: NoticeDeps & { appName: string; baseUrl: string; lockedForMinutes: number; maxFailures: number; onEmailQueued: () => void };
+  background: BackgroundTasks;
 }
 
 export interface SignedIn {
@@ -127,11 +133,12 @@ export async function loginWithPassword(
     if (user === null || !passwordMatches) {
       // Unknown emails are counted and locked like known ones: a lock must not reveal an account.
       const lockedNow = await deps.loginLock.recordFailure(attempt, ctx.now);
+      if (user !== null && lockedNow.some((subject) => 'email' in subject)) noticeAccountLocked(deps, user, ctx.now);
       await recordAudit(audit, ctx, 'login_failure', user?.id ?? null, {
         email: credentials.email,
         reason: user === null ? 'unknown_email' : 'wrong_password',
         method: 'password',
-        ...(lockedNow ? { lockStarted: true } : {}),
+        ...(lockedNow.length > 0 ? { lockStarted: true } : {}),
       });
       throw unauthorized('invalid_credentials', 'The email or password is incorrect.');
     }
@@ -150,4 +157,23 @@ export async function loginWithPassword(
   const deviceToken = issueDeviceToken(deps.device.key, credentials.email, deps.device.random);
   await recordAudit(audit, ctx, 'login_success', user.id, { email: user.email, method: 'password' });
   return { user: { ...user, lastLoginAt: ctx.now }, session, deviceToken };
+}
+
+/**
+ * Tells the owner that failures locked their account. Off the response path: the answer to the
+ * failure that starts a lock must take the same time whether or not the email has an account.
+ */
+function noticeAccountLocked(deps: PasswordFlowDeps, user: User, now: Date): void {
+  const recipient = user.email;
+  if (recipient === null) return;
+  const { notices } = deps;
+  deps.background.run('account locked notice', async () => {
+    const email = renderAccountLockedEmail({
+      appName: notices.appName,
+      baseUrl: notices.baseUrl,
+      failures: notices.maxFailures,
+      lockedForMinutes: notices.lockedForMinutes,
+    });
+    if (await queueSecurityNotice(notices, deps.stores.outbox, { userId: user.id, email: recipient }, email, now)) notices.onEmailQueued();
+  });
 }

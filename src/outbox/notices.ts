@@ -1,0 +1,47 @@
+/**
+ * @module Security notices (ASVS 5.0 6.3.7): emails that tell an account's owner about a change
+ * they may not have made. A notice carries no secret and no link that acts; it is queued through
+ * the outbox like any email. Someone else can set some of them off (wrong passwords lock an
+ * account), so each user has an allowance (RATE_LIMIT_SECURITY_NOTICE): past it, a notice is
+ * dropped with a log line rather than queued, so nobody can flood a mailbox through us.
+ */
+import { AppError } from '../errors.js';
+import type { RateLimits } from '../limits/rate-limits.js';
+import type { Logger } from '../logger.js';
+import type { OutboxStore } from './outbox.js';
+import { queueEmail } from './queue.js';
+import type { RenderedEmail } from './templates.js';
+
+export interface NoticeDeps {
+  limits: RateLimits;
+  logger: Logger;
+}
+
+/**
+ * Counts one notice against the user's allowance: true when it may be sent. Asked before the
+ * transaction that queues it (the limiter is not in the database). Any other failure of the
+ * limiter propagates, as for the other limits.
+ */
+export async function mayNotify(deps: NoticeDeps, userId: string, template: RenderedEmail['template'], now: Date): Promise<boolean> {
+  try {
+    await deps.limits.consume('securityNotice', { userId }, now);
+    return true;
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== 'rate_limited') throw error;
+    deps.logger.info({ userId, template }, 'security notice not sent: the user reached RATE_LIMIT_SECURITY_NOTICE');
+    return false;
+  }
+}
+
+/** Queues `email` to `recipient` when the user's allowance permits; true when queued. */
+export async function queueSecurityNotice(
+  deps: NoticeDeps,
+  outbox: Pick<OutboxStore, 'enqueueEmail'>,
+  to: { userId: string; email: string },
+  email: RenderedEmail,
+  now: Date,
+): Promise<boolean> {
+  if (!(await mayNotify(deps, to.userId, email.template, now))) return false;
+  await queueEmail(outbox, to.email, email, { now, linkExpiresAt: null });
+  return true;
+}
