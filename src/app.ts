@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
+import type { AccountDeps } from './account/flow.js';
+import { createAccountRoutes } from './account/routes.js';
 import type { BackgroundTasks } from './background.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -51,6 +53,7 @@ export interface AppDeps {
   reset: ResetDeps;
   background: BackgroundTasks;
   oauth: OAuthFlowDeps;
+  account: AccountDeps;
 }
 
 function errorBody(error: AppError): Record<string, unknown> {
@@ -124,7 +127,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   const devMode = deps.config.mode === 'development';
   app.route('/api/auth', createPasswordRoutes({ flow: deps.password, cookie: deps.cookie, deviceCookie: deps.deviceCookie, devMode }));
-  app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie }));
+  app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie, audit: deps.account.stores.audit }));
+  app.route('/api/auth', createAccountRoutes({ flow: deps.account, session: deps.session, cookie: deps.cookie, devMode }));
   app.route('/api/auth', createVerificationRoutes({ flow: deps.verification, session: deps.session, cookie: deps.cookie, devMode }));
   app.route('/api/auth', createResetRoutes({ flow: deps.reset, devMode, background: deps.background }));
   // The pages (DESIGN §7) and their static assets, with their own headers (src/web/routes.ts).

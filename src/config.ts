@@ -15,7 +15,8 @@ export type RateLimitName =
   | 'resendVerification'
   | 'resendVerificationDaily'
   | 'oauthCallback'
-  | 'securityNotice';
+  | 'securityNotice'
+  | 'emailChange';
 
 export interface RateLimitRule {
   points: number;
@@ -199,6 +200,7 @@ export const CONFIG_VARIABLES = [
     default: '10/24h',
     meaning: 'security notice emails (account locked, password changed, provider linked) per user; past it a notice is dropped, not queued',
   },
+  { name: 'RATE_LIMIT_EMAIL_CHANGE', default: '5/1h', meaning: 'email change requests per user, and separately per client IP (each mails a link)' },
   { name: 'RATE_LIMIT_OAUTH_CALLBACK', default: '20/15m', meaning: 'sign-in provider callbacks per client IP (a refused one lands on the login page)' },
   { name: 'LOCKOUT_MAX_FAILURES', default: '5', meaning: 'failed logins (by email, and by IP) that lock sign-in (1 to 1000)' },
   { name: 'LOCKOUT_DURATION', default: '15m', meaning: 'how long a login lock lasts: 900, 15m or 1h (at most 7 days)' },
@@ -248,6 +250,8 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   // Notices can be set off by someone else (wrong passwords lock an account): a day's cap keeps
   // them from flooding the owner's mailbox, and leaves room for every real event of a day.
   securityNotice: { points: 10, durationSeconds: 24 * 3600 },
+  // Each request mails a link to an address of the requester's choosing.
+  emailChange: { points: 5, durationSeconds: 3600 },
 });
 
 /**
@@ -266,6 +270,7 @@ const RATE_LIMIT_VARIABLES: Record<RateLimitName, ConfigVariable> = {
   resendVerificationDaily: 'RATE_LIMIT_RESEND_VERIFICATION_DAILY',
   oauthCallback: 'RATE_LIMIT_OAUTH_CALLBACK',
   securityNotice: 'RATE_LIMIT_SECURITY_NOTICE',
+  emailChange: 'RATE_LIMIT_EMAIL_CHANGE',
 };
 
 /** Parses `900`, `900s`, `15m` or `1h` into seconds; null when malformed. */

@@ -18,6 +18,10 @@ export const ERROR_CODES = [
   'internal_error',
   'provider_not_configured',
   'forbidden_origin',
+  'reauthentication_required',
+  'password_not_set',
+  'last_sign_in_method',
+  'provider_unavailable',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -67,6 +71,10 @@ export function badRequest(code: ErrorCode, message: string, cause?: unknown): A
 
 export function unauthorized(code: ErrorCode, message: string, cause?: unknown): AppError {
   return new AppError(code, 401, message, { cause });
+}
+
+export function forbidden(code: ErrorCode, message: string): AppError {
+  return new AppError(code, 403, message);
 }
 
 export function notFound(message: string): AppError {

@@ -29,6 +29,7 @@ import { createBcryptHasher, createSecretHasher, type PasswordHasher } from './p
 import { RESET_TOKEN_BCRYPT_ROUNDS } from './password-reset/flow.js';
 import { BUILT_IN_PROVIDERS, createOAuthSetup, type ProviderHTTPSettings } from './oauth/setup.js';
 import { validateSessionToken } from './session/flow.js';
+import { createLastSeenRecorder } from './session/last-seen.js';
 import { createSessionTokenCodec } from './session/token.js';
 import { toPublicUser, type PublicUser } from './users/user.js';
 
@@ -109,10 +110,12 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const consumedSignIns = createConsumedSignInStore(database.kysely);
   // Secure by the address people use, not by NODE_ENV (config.ts, httpsBaseUrl).
   const cookie = { name: config.sessionCookieName, secure: config.httpsBaseUrl };
+  const background = createBackgroundTasks(logger);
   const session = {
     sessions: stores.sessions,
     tokens: createSessionTokenCodec(config.jwtSecret),
     sessionExpiresInSeconds: config.sessionExpiresInSeconds,
+    onSeen: createLastSeenRecorder(stores.sessions, background),
   };
   const hashPool = createHashPool();
   const hasher = options.hasher ?? createBcryptHasher({ rounds: config.bcryptRounds, pool: hashPool });
@@ -122,7 +125,6 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       ? createHibpBreachCheck({ rangeUrl: config.passwordBreachCheck.rangeUrl, logger, ...options.breachCheckHTTP })
       : null;
   const mailer = options.mailer !== undefined ? options.mailer : chooseMailer(config, logger);
-  const background = createBackgroundTasks(logger);
   const emailPump = createEmailPump({
     outbox: stores.outbox,
     mailer,
@@ -133,6 +135,15 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   });
   const verification = { stores, random, baseUrl: config.baseUrl, appName: config.mail.appName, onEmailQueued: emailPump.kick, limits };
 
+  const notices = {
+    limits,
+    logger,
+    appName: config.mail.appName,
+    baseUrl: config.baseUrl,
+    maxFailures: config.lockout.maxFailures,
+    lockedForMinutes: Math.ceil(config.lockout.durationSeconds / 60),
+    onEmailQueued: emailPump.kick,
+  };
   const app = createApp({
     config,
     clock,
@@ -151,16 +162,21 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       limits,
       loginLock,
       device: { key: createDeviceTokenKey(config.jwtSecret), random },
-      notices: {
-        limits,
-        logger,
-        appName: config.mail.appName,
-        baseUrl: config.baseUrl,
-        maxFailures: config.lockout.maxFailures,
-        lockedForMinutes: Math.ceil(config.lockout.durationSeconds / 60),
-        onEmailQueued: emailPump.kick,
-      },
+      notices,
       background,
+    },
+    account: {
+      stores,
+      hasher,
+      breachCheck,
+      loginLock,
+      limits,
+      random,
+      notices,
+      background,
+      baseUrl: config.baseUrl,
+      appName: config.mail.appName,
+      onEmailQueued: emailPump.kick,
     },
     verification,
     reset: {

@@ -3,6 +3,7 @@
  * write several tables atomically (a user, its verification token and the queued email) asks
  * for `transaction` and gets the same stores bound to one transaction. Implemented in `db/`.
  */
+import type { EmailChangeTokenStore } from './account/store.js';
 import type { AuditStore } from './audit/audit-log.js';
 import type { VerificationTokenStore } from './email-verification/store.js';
 import type { AccountStore } from './oauth/store.js';
@@ -19,6 +20,7 @@ export interface Stores {
   resetTokens: ResetTokenStore;
   outbox: OutboxStore;
   accounts: AccountStore;
+  emailChangeTokens: EmailChangeTokenStore;
   /** Runs `work` in one transaction; nested calls join the outer one. */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
 }

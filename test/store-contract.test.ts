@@ -53,13 +53,21 @@ describeEachDialect('store contract', (dialect) => {
   test('sessions: create, find with user, delete one, delete all of a user, delete expired', async () => {
     const user = newUser('cat@example.com');
     await stores.users.createUser(user);
-    const session = (expiresAt: Date) => ({ id: randomUUID(), userId: user.id, tokenHash: 'a'.repeat(64), expiresAt, createdAt: now });
+    const session = (expiresAt: Date) => ({
+      id: randomUUID(),
+      userId: user.id,
+      tokenHash: 'a'.repeat(64),
+      expiresAt,
+      createdAt: now,
+      ip: '192.0.2.1',
+      userAgent: 'UA',
+    });
     const s1 = session(new Date(now.getTime() + 1000));
     const s2 = session(new Date(now.getTime() + 5000));
     const s3 = session(new Date(now.getTime() + 9000));
     for (const s of [s1, s2, s3]) await stores.sessions.createSession(s);
     const found = await stores.sessions.findSessionWithUser(s1.id);
-    expect(found?.session).toEqual(s1);
+    expect(found?.session).toEqual({ ...s1, lastSeenAt: now });
     expect(found?.user.email).toBe('cat@example.com');
     expect(await stores.sessions.deleteExpiredSessions(new Date(now.getTime() + 1000))).toBe(1);
     expect(await stores.sessions.findSessionWithUser(s1.id)).toBeNull();
@@ -67,6 +75,44 @@ describeEachDialect('store contract', (dialect) => {
     expect(await stores.sessions.findSessionWithUser(s2.id)).toBeNull();
     await stores.sessions.createSession(session(new Date(now.getTime() + 9000)));
     expect(await stores.sessions.deleteUserSessions(user.id)).toBe(2);
+  });
+
+  test("sessions: list a user's unexpired ones newest first, touch at most once per interval, delete one of a user's, delete the others", async () => {
+    const user = newUser('dan@example.com');
+    const other = newUser('eve@example.com');
+    await stores.users.createUser(user);
+    await stores.users.createUser(other);
+    const make = (userId: string, createdAt: Date, lifetimeMs = 60_000) => ({
+      id: randomUUID(),
+      userId,
+      tokenHash: 'b'.repeat(64),
+      expiresAt: new Date(createdAt.getTime() + lifetimeMs),
+      createdAt,
+      ip: '2001:db8::1',
+      userAgent: 'u'.repeat(600),
+    });
+    const older = make(user.id, now);
+    const newer = make(user.id, new Date(now.getTime() + 1000));
+    const expired = make(user.id, now, 10);
+    const theirs = make(other.id, now);
+    for (const s of [older, newer, expired, theirs]) await stores.sessions.createSession(s);
+    const later = new Date(now.getTime() + 2000);
+    const listed = await stores.sessions.listUserSessions(user.id, later);
+    expect(listed.map((s) => s.id)).toEqual([newer.id, older.id]);
+    expect(listed[0]).toMatchObject({ ip: '2001:db8::1', lastSeenAt: newer.createdAt });
+    expect(listed[0]!.userAgent).toHaveLength(512);
+
+    await stores.sessions.touchSession(older.id, new Date(now.getTime() + 30_000), 60_000);
+    expect((await stores.sessions.findSessionWithUser(older.id))!.session.lastSeenAt).toEqual(now);
+    await stores.sessions.touchSession(older.id, new Date(now.getTime() + 60_000), 60_000);
+    expect((await stores.sessions.findSessionWithUser(older.id))!.session.lastSeenAt).toEqual(new Date(now.getTime() + 60_000));
+
+    expect(await stores.sessions.deleteUserSession(user.id, theirs.id)).toBe(false);
+    expect(await stores.sessions.findSessionWithUser(theirs.id)).not.toBeNull();
+    expect(await stores.sessions.deleteOtherUserSessions(user.id, newer.id)).toBe(2);
+    expect((await stores.sessions.listUserSessions(user.id, later)).map((s) => s.id)).toEqual([newer.id]);
+    expect(await stores.sessions.deleteUserSession(user.id, newer.id)).toBe(true);
+    expect(await stores.sessions.listUserSessions(user.id, later)).toEqual([]);
   });
 
   test('audit: events keep their order, fields and metadata', async () => {

@@ -4,7 +4,20 @@
  * cookie or key.
  */
 
-export type AuditEventType = 'user_created' | 'login_success' | 'login_failure' | 'config_updated' | 'account_deleted';
+/** SPEC §6's five, and the account self-service events of DESIGN §9.2. */
+export type AuditEventType =
+  | 'user_created'
+  | 'login_success'
+  | 'login_failure'
+  | 'config_updated'
+  | 'account_deleted'
+  | 'logout'
+  | 'session_revoked'
+  | 'password_changed'
+  | 'password_reset_completed'
+  | 'email_change_requested'
+  | 'email_changed'
+  | 'provider_unlinked';
 
 export type AuditMetadata = Record<string, string | number | boolean | null>;
 
@@ -21,6 +34,11 @@ export interface AuditStore {
   recordEvent(event: AuditEvent): Promise<void>;
   /** Newest first; for operators and tests (the spec has no endpoint for reading). */
   listRecentEvents(limit: number): Promise<AuditEvent[]>;
+  /**
+   * Removes `email` from the metadata of the user's events (an account deleted: its rows stay,
+   * keyed by the user id, without the address); returns how many rows changed.
+   */
+  forgetEmail(userId: string, email: string): Promise<number>;
   /** Deletes the events recorded before `cutoff` (AUDIT_RETENTION_DAYS); returns how many. */
   deleteEventsBefore(cutoff: Date): Promise<number>;
 }

@@ -73,5 +73,10 @@ export function createAccountStore(db: Kysely<Database>): AccountStore {
       const rows = await db.selectFrom('accounts').selectAll().where('user_id', '=', userId).orderBy('created_at').execute();
       return rows.map(toAccount);
     },
+
+    async deleteUserAccount(userId, provider) {
+      const result = await db.deleteFrom('accounts').where('user_id', '=', userId).where('provider', '=', provider).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
   };
 }

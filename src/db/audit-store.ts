@@ -34,6 +34,22 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
         at: new Date(row.created_at),
       }));
     },
+    async forgetEmail(userId, email) {
+      const rows = await db.selectFrom('audit_events').select(['id', 'metadata']).where('user_id', '=', userId).execute();
+      let changed = 0;
+      for (const row of rows) {
+        const metadata = JSON.parse(row.metadata) as AuditMetadata;
+        const kept = Object.entries(metadata).filter(([, value]) => !(typeof value === 'string' && value.toLowerCase() === email.toLowerCase()));
+        if (kept.length === Object.keys(metadata).length) continue;
+        await db
+          .updateTable('audit_events')
+          .set({ metadata: JSON.stringify(Object.fromEntries(kept)) })
+          .where('id', '=', row.id)
+          .execute();
+        changed++;
+      }
+      return changed;
+    },
     async deleteEventsBefore(cutoff) {
       const result = await db.deleteFrom('audit_events').where('created_at', '<', cutoff.getTime()).executeTakeFirst();
       return Number(result.numDeletedRows);

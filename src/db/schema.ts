@@ -25,6 +25,11 @@ export interface SessionsTable {
   token_hash: string;
   expires_at: number;
   created_at: number;
+  /** The client's IP and user agent at sign-in, shown in the session list (migration 007). */
+  ip: string | null;
+  user_agent: string | null;
+  /** Refreshed at most once a minute; null for rows older than migration 007. */
+  last_seen_at: number | null;
 }
 
 export interface AuditEventsTable {
@@ -93,6 +98,18 @@ export interface AccountsTable {
   updated_at: number;
 }
 
+/** A pending change of a user's email address (migration 007). */
+export interface EmailChangeTokensTable {
+  /** The `<id>` half of the token. */
+  id: string;
+  user_id: string;
+  new_email: string;
+  /** SHA-256 (hex) of the `<secret>` half. */
+  secret_hash: string;
+  expires_at: number;
+  created_at: number;
+}
+
 /** A provider sign-in already used: the SHA-256 of its state, until the sign-in would have expired (migration 006). */
 export interface OAuthConsumedSignInsTable {
   state_hash: string;
@@ -108,4 +125,5 @@ export interface Database {
   email_outbox: EmailOutboxTable;
   accounts: AccountsTable;
   oauth_consumed_sign_ins: OAuthConsumedSignInsTable;
+  email_change_tokens: EmailChangeTokensTable;
 }

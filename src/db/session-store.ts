@@ -11,8 +11,15 @@ function toSession(row: Selectable<SessionsTable>): SessionRecord {
     tokenHash: row.token_hash,
     expiresAt: new Date(row.expires_at),
     createdAt: new Date(row.created_at),
+    ip: row.ip,
+    userAgent: row.user_agent,
+    lastSeenAt: new Date(row.last_seen_at ?? row.created_at),
   };
 }
+
+// Column widths from migration 007: an over-long header is cut, never refused.
+const MAX_IP = 64;
+const MAX_USER_AGENT = 512;
 
 type SessionWithUserRow = Awaited<ReturnType<ReturnType<typeof sessionWithUserQuery>['executeTakeFirstOrThrow']>>;
 
@@ -26,6 +33,9 @@ function sessionWithUserQuery(db: Kysely<Database>, sessionId: string) {
       'sessions.token_hash',
       'sessions.expires_at',
       'sessions.created_at as session_created_at',
+      'sessions.ip as session_ip',
+      'sessions.user_agent as session_user_agent',
+      'sessions.last_seen_at as session_last_seen_at',
       'users.id',
       'users.email',
       'users.password_hash',
@@ -51,6 +61,9 @@ export function createSessionStore(db: Kysely<Database>): SessionStore {
           token_hash: session.tokenHash,
           expires_at: session.expiresAt.getTime(),
           created_at: session.createdAt.getTime(),
+          ip: session.ip?.slice(0, MAX_IP) ?? null,
+          user_agent: session.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
+          last_seen_at: session.createdAt.getTime(),
         })
         .execute();
     },
@@ -66,6 +79,9 @@ export function createSessionStore(db: Kysely<Database>): SessionStore {
           token_hash: row.token_hash,
           expires_at: row.expires_at,
           created_at: row.session_created_at,
+          ip: row.session_ip,
+          user_agent: row.session_user_agent,
+          last_seen_at: row.session_last_seen_at,
         }),
         user: toUser(row),
       };
@@ -73,6 +89,37 @@ export function createSessionStore(db: Kysely<Database>): SessionStore {
 
     async deleteSession(sessionId) {
       await db.deleteFrom('sessions').where('id', '=', sessionId).execute();
+    },
+
+    async listUserSessions(userId, now) {
+      const rows = await db
+        .selectFrom('sessions')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('expires_at', '>', now.getTime())
+        .orderBy('created_at', 'desc')
+        .orderBy('id')
+        .execute();
+      return rows.map(toSession);
+    },
+
+    async touchSession(sessionId, now, minIntervalMs) {
+      await db
+        .updateTable('sessions')
+        .set({ last_seen_at: now.getTime() })
+        .where('id', '=', sessionId)
+        .where((eb) => eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<=', now.getTime() - minIntervalMs)]))
+        .execute();
+    },
+
+    async deleteUserSession(userId, sessionId) {
+      const result = await db.deleteFrom('sessions').where('id', '=', sessionId).where('user_id', '=', userId).executeTakeFirst();
+      return Number(result.numDeletedRows) === 1;
+    },
+
+    async deleteOtherUserSessions(userId, keepSessionId) {
+      const result = await db.deleteFrom('sessions').where('user_id', '=', userId).where('id', '!=', keepSessionId).executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
 
     async deleteUserSessions(userId) {

@@ -6,7 +6,7 @@ import { createAuditStore } from './audit-store.js';
 import { createOutboxStore } from './outbox-store.js';
 import type { Database } from './schema.js';
 import { createSessionStore } from './session-store.js';
-import { createResetTokenStore, createVerificationTokenStore } from './token-stores.js';
+import { createEmailChangeTokenStore, createResetTokenStore, createVerificationTokenStore } from './token-stores.js';
 import { createUserStore } from './user-store.js';
 
 export type { Stores };
@@ -14,13 +14,14 @@ export type { Stores };
 export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): Stores {
   const bind = (executor: Kysely<Database>, inTransaction: boolean): Stores => {
     const stores: Stores = {
-      users: createUserStore(executor),
+      users: createUserStore(executor, dialect),
       sessions: createSessionStore(executor),
       audit: createAuditStore(executor),
       verificationTokens: createVerificationTokenStore(executor, dialect),
       resetTokens: createResetTokenStore(executor, dialect),
       outbox: createOutboxStore(executor, dialect),
       accounts: createAccountStore(executor),
+      emailChangeTokens: createEmailChangeTokenStore(executor, dialect),
       transaction: (work) => (inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true)))),
     };
     return stores;

@@ -1,5 +1,6 @@
-/** @module VerificationTokenStore and ResetTokenStore over Kysely. */
+/** @module VerificationTokenStore, ResetTokenStore and EmailChangeTokenStore over Kysely. */
 import type { Kysely } from 'kysely';
+import type { EmailChangeTokenStore } from '../account/store.js';
 import type { VerificationTokenStore } from '../email-verification/store.js';
 import type { ConsumedSignInStore } from '../oauth/store.js';
 import type { ResetTokenStore } from '../password-reset/store.js';
@@ -11,7 +12,7 @@ import type { Database } from './schema.js';
  * what was committed before them and both insert: two valid tokens. Locking the user's row first
  * (the callers run inside a transaction) puts them one after the other. SQLite has one writer.
  */
-async function lockUserRow(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', userId: string): Promise<void> {
+export async function lockUserRow(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', userId: string): Promise<void> {
   if (dialect === 'postgres') await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
 }
 
@@ -37,6 +38,10 @@ export function createVerificationTokenStore(db: Kysely<Database>, dialect: 'sql
       return row
         ? { id: row.id, userId: row.user_id, secretHash: row.secret_hash, expiresAt: new Date(row.expires_at), createdAt: new Date(row.created_at) }
         : null;
+    },
+
+    async deleteUserVerificationTokens(userId) {
+      await db.deleteFrom('email_verification_tokens').where('user_id', '=', userId).execute();
     },
 
     async deleteVerificationToken(id) {
@@ -91,11 +96,63 @@ export function createResetTokenStore(db: Kysely<Database>, dialect: 'sqlite' | 
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
+    async deleteUserResetTokens(userId) {
+      await db.deleteFrom('password_reset_tokens').where('user_id', '=', userId).execute();
+    },
     async deleteSpentResetTokens(now) {
       const result = await db
         .deleteFrom('password_reset_tokens')
         .where((eb) => eb.or([eb('expires_at', '<=', now.getTime()), eb('used_at', 'is not', null)]))
         .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+export function createEmailChangeTokenStore(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): EmailChangeTokenStore {
+  return {
+    async replaceEmailChangeToken(record) {
+      await lockUserRow(db, dialect, record.userId);
+      await db.deleteFrom('email_change_tokens').where('user_id', '=', record.userId).execute();
+      await db
+        .insertInto('email_change_tokens')
+        .values({
+          id: record.id,
+          user_id: record.userId,
+          new_email: record.newEmail,
+          secret_hash: record.secretHash,
+          expires_at: record.expiresAt.getTime(),
+          created_at: record.createdAt.getTime(),
+        })
+        .execute();
+    },
+
+    async findEmailChangeToken(id) {
+      const row = await db.selectFrom('email_change_tokens').selectAll().where('id', '=', id).executeTakeFirst();
+      return row
+        ? {
+            id: row.id,
+            userId: row.user_id,
+            newEmail: row.new_email,
+            secretHash: row.secret_hash,
+            expiresAt: new Date(row.expires_at),
+            createdAt: new Date(row.created_at),
+          }
+        : null;
+    },
+
+    async deleteEmailChangeToken(id) {
+      const result = await db.deleteFrom('email_change_tokens').where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) === 1;
+    },
+
+    async listPendingEmails(userId) {
+      const rows = await db.selectFrom('email_change_tokens').select('new_email').where('user_id', '=', userId).execute();
+      return rows.map((row) => row.new_email);
+    },
+
+    async deleteExpiredEmailChangeTokens(now) {
+      const result = await db.deleteFrom('email_change_tokens').where('expires_at', '<=', now.getTime()).executeTakeFirst();
       return Number(result.numDeletedRows);
     },
   };

@@ -15,7 +15,7 @@ export function toUser(row: Selectable<UsersTable>): User {
   };
 }
 
-export function createUserStore(db: Kysely<Database>): UserStore {
+export function createUserStore(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): UserStore {
   return {
     async findUserById(id) {
       const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
@@ -62,6 +62,20 @@ export function createUserStore(db: Kysely<Database>): UserStore {
 
     async markEmailVerified(userId) {
       await db.updateTable('users').set({ email_verified: 1 }).where('id', '=', userId).execute();
+    },
+
+    async changeEmail(userId, email) {
+      try {
+        await db.updateTable('users').set({ email: email.toLowerCase(), email_verified: 1 }).where('id', '=', userId).execute();
+        return 'changed';
+      } catch (error) {
+        if (isUniqueViolation(error)) return 'email_taken';
+        throw error;
+      }
+    },
+
+    async lockUser(userId) {
+      if (dialect === 'postgres') await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
     },
 
     async deleteUser(userId) {

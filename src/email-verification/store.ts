@@ -17,6 +17,8 @@ export interface VerificationTokenStore {
   findVerificationToken(id: string): Promise<VerificationTokenRecord | null>;
   /** True only for the one caller that deleted the row: the token is spent exactly once. */
   deleteVerificationToken(id: string): Promise<boolean>;
+  /** Deletes every token of the user (its email address changed: a link to the old one dies). */
+  deleteUserVerificationTokens(userId: string): Promise<void>;
   /** Deletes the tokens expired at `now` (a used token is already deleted); returns how many. */
   deleteExpiredVerificationTokens(now: Date): Promise<number>;
 }

@@ -29,6 +29,8 @@ export interface AccountStore {
   createAccount(account: LinkedAccount): Promise<'created' | 'already_linked'>;
   updateAccountTokens(accountId: string, update: AccountTokenUpdate): Promise<void>;
   listUserAccounts(userId: string): Promise<LinkedAccount[]>;
+  /** Unlinks the user's account at `provider`; false when there was none. */
+  deleteUserAccount(userId: string, provider: string): Promise<boolean>;
 }
 
 /**

@@ -4,7 +4,15 @@
  * sent or once its token has expired: the database keeps no usable token longer than needed.
  */
 
-export type EmailTemplate = 'email_verification' | 'password_reset' | 'provider_linked' | 'password_changed' | 'account_locked';
+export type EmailTemplate =
+  | 'email_verification'
+  | 'password_reset'
+  | 'provider_linked'
+  | 'password_changed'
+  | 'account_locked'
+  | 'email_change'
+  | 'email_change_requested'
+  | 'email_changed';
 
 export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'dead' | 'expired';
 

@@ -125,3 +125,44 @@ export function renderAccountLockedEmail(options: { appName: string; baseUrl: st
     ],
   });
 }
+
+/** The link that moves an account to a new address, sent to that address: following it proves control of it. */
+export function renderEmailChangeEmail(options: { appName: string; url: string; lifetimeHours: number }): RenderedEmail {
+  return render({
+    template: 'email_change',
+    subject: `Confirm your new email address for ${options.appName}`,
+    intro: [`Someone asked to move a ${options.appName} account to this email address. To confirm it, open this link and press "Confirm":`],
+    action: 'Confirm my new email address',
+    url: options.url,
+    outro: [`The link works once and expires in ${lifetimeWords(options.lifetimeHours)}.`, 'If you did not ask for this, ignore this email: nothing changes.'],
+  });
+}
+
+/** A security notice to the old address: a change away from it was asked for (it happens only if the new address confirms). */
+export function renderEmailChangeRequestedEmail(options: { appName: string; newEmail: string; baseUrl: string }): RenderedEmail {
+  return render({
+    template: 'email_change_requested',
+    subject: `A change of your ${options.appName} email address was requested`,
+    intro: [
+      `Someone signed in to your ${options.appName} account asked to move it to the address ${options.newEmail}. It changes only once a link sent there is followed.`,
+    ],
+    action: 'Choose a new password',
+    url: `${options.baseUrl}/forgot-password`,
+    outro: [
+      'If it was you, there is nothing to do here.',
+      'If it was not you, someone knows your password: choose a new one with the link above, which also signs every session out.',
+    ],
+  });
+}
+
+/** A security notice to the old address: the account now uses another one. */
+export function renderEmailChangedEmail(options: { appName: string; newEmail: string; baseUrl: string }): RenderedEmail {
+  return render({
+    template: 'email_changed',
+    subject: `Your ${options.appName} email address was changed`,
+    intro: [`Your ${options.appName} account now uses the address ${options.newEmail}. Emails about it, password reset links included, go there from now on.`],
+    action: `Open ${options.appName}`,
+    url: `${options.baseUrl}/login`,
+    outro: ['If it was you, there is nothing to do.', `If it was not you, contact the administrators of ${options.appName} at once.`],
+  });
+}

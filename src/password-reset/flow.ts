@@ -124,5 +124,5 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
   if (user === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
   if (notice !== null) deps.onEmailQueued();
   if (user.email !== null) await deps.clearLoginFailures(user.email, ctx.now);
-  await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: user.email, reason: 'password_reset_completed' });
+  await recordAudit(deps.stores.audit, ctx, 'password_reset_completed', user.id, { email: user.email, firstPassword: owner?.passwordHash === null });
 }

@@ -15,6 +15,8 @@ export interface ResetTokenStore {
   findResetToken(id: string): Promise<ResetTokenRecord | null>;
   /** True only for the one caller that marked the unused token used (races: exactly one wins). */
   markResetTokenUsed(id: string, at: Date): Promise<boolean>;
+  /** Deletes every token of the user (its email address changed: links sent to the old one die). */
+  deleteUserResetTokens(userId: string): Promise<void>;
   /** Deletes the tokens that are used, or expired at `now`; returns how many. */
   deleteSpentResetTokens(now: Date): Promise<number>;
 }

@@ -93,6 +93,6 @@ function describe(error: unknown): string {
 }
 
 /** Refuses, as an issue on `password`, a new password the check finds in a breach; nothing when the check is off. */
-export async function assertNotBreached(check: BreachCheck | null, password: string): Promise<void> {
-  if (check !== null && (await check.isBreached(password))) throw validationError([{ path: 'password', message: BREACHED_PASSWORD_MESSAGE }]);
+export async function assertNotBreached(check: BreachCheck | null, password: string, path = 'password'): Promise<void> {
+  if (check !== null && (await check.isBreached(password))) throw validationError([{ path, message: BREACHED_PASSWORD_MESSAGE }]);
 }

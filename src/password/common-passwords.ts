@@ -97,6 +97,6 @@ export function contextWordsFor(appName: string, email: string | null): string[]
  * was already checked by the body's schema (`newPasswordSchema`), which knows no context: this
  * is the part only a flow, knowing the email, can add, and it does not scan the list again.
  */
-export function assertNotContextPassword(password: string, contextWords: readonly string[]): void {
-  if (isMadeOfContextWords(password, contextWords)) throw validationError([{ path: 'password', message: COMMON_PASSWORD_MESSAGE }]);
+export function assertNotContextPassword(password: string, contextWords: readonly string[], path = 'password'): void {
+  if (isMadeOfContextWords(password, contextWords)) throw validationError([{ path, message: COMMON_PASSWORD_MESSAGE }]);
 }

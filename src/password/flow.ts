@@ -86,7 +86,7 @@ export async function registerWithPassword(deps: PasswordFlowDeps, credentials: 
   });
   if (verification === null) throw conflict('email_exists', 'An account with this email already exists.');
   deps.verification.onEmailQueued();
-  const session = await issueSession(deps.session, user.id, ctx.now);
+  const session = await issueSession(deps.session, user.id, ctx);
   await recordAudit(deps.stores.audit, ctx, 'user_created', user.id, { email: user.email, method: 'password' });
   return { user, session, verification };
 }
@@ -152,7 +152,7 @@ export async function loginWithPassword(
     await deps.loginLock.release(attempt);
   }
   await users.recordLogin(user.id, ctx.now);
-  const session = await issueSession(deps.session, user.id, ctx.now);
+  const session = await issueSession(deps.session, user.id, ctx);
   // A new nonce at every login (OWASP): a token that leaked from an old login stops counting.
   const deviceToken = issueDeviceToken(deps.device.key, credentials.email, deps.device.random);
   await recordAudit(audit, ctx, 'login_success', user.id, { email: user.email, method: 'password' });
@@ -163,7 +163,7 @@ export async function loginWithPassword(
  * Tells the owner that failures locked their account. Off the response path: the answer to the
  * failure that starts a lock must take the same time whether or not the email has an account.
  */
-function noticeAccountLocked(deps: PasswordFlowDeps, user: User, now: Date): void {
+export function noticeAccountLocked(deps: Pick<PasswordFlowDeps, 'notices' | 'background' | 'stores'>, user: User, now: Date): void {
   const recipient = user.email;
   if (recipient === null) return;
   const { notices } = deps;

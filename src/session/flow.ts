@@ -13,6 +13,21 @@ export interface SessionDeps {
   sessions: SessionStore;
   tokens: SessionTokenCodec;
   sessionExpiresInSeconds: number;
+  /**
+   * Called by a valid session check whose session was last seen a minute ago or more; it refreshes
+   * `lastSeenAt` off the response path (gatehouse.ts), so the check itself waits for no write.
+   */
+  onSeen?: (sessionId: string, now: Date) => void;
+}
+
+/** `lastSeenAt` is refreshed at most this often per session (DESIGN §9.2). */
+export const LAST_SEEN_INTERVAL_MS = 60_000;
+
+/** Who signs in: the request's time and client, kept in the session row for the session list. */
+export interface SessionClient {
+  now: Date;
+  ip: string | null;
+  userAgent: string | null;
 }
 
 export interface IssuedSession {
@@ -23,20 +38,21 @@ export interface IssuedSession {
 
 export interface ValidSession {
   user: User;
-  session: { id: string; expiresAt: Date };
+  session: { id: string; expiresAt: Date; createdAt: Date };
 }
 
-export async function issueSession(deps: SessionDeps, userId: string, now: Date): Promise<IssuedSession> {
+export async function issueSession(deps: SessionDeps, userId: string, client: SessionClient | Date): Promise<IssuedSession> {
+  const { now, ip, userAgent } = client instanceof Date ? { now: client, ip: null, userAgent: null } : client;
   const id = randomUUID();
   // JWT times have one-second resolution; the row keeps the same instant as the token.
   const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expiresAt = new Date(issuedAt.getTime() + deps.sessionExpiresInSeconds * 1000);
   const token = deps.tokens.sign({ userId, sessionId: id, issuedAt, expiresAt });
-  await deps.sessions.createSession({ id, userId, tokenHash: sha256Hex(token), expiresAt, createdAt: now });
+  await deps.sessions.createSession({ id, userId, tokenHash: sha256Hex(token), expiresAt, createdAt: now, ip, userAgent });
   return { id, token, expiresAt };
 }
 
-export async function validateSessionToken(deps: Pick<SessionDeps, 'sessions' | 'tokens'>, token: string, now: Date): Promise<ValidSession | null> {
+export async function validateSessionToken(deps: Pick<SessionDeps, 'sessions' | 'tokens' | 'onSeen'>, token: string, now: Date): Promise<ValidSession | null> {
   const claims = deps.tokens.verify(token, now);
   if (claims === null) return null;
   const found = await deps.sessions.findSessionWithUser(claims.sessionId);
@@ -44,7 +60,8 @@ export async function validateSessionToken(deps: Pick<SessionDeps, 'sessions' | 
   const { session, user } = found;
   if (!hexDigestsEqual(sha256Hex(token), session.tokenHash)) return null;
   if (session.userId !== claims.userId || session.expiresAt.getTime() <= now.getTime()) return null;
-  return { user, session: { id: session.id, expiresAt: session.expiresAt } };
+  if (deps.onSeen !== undefined && now.getTime() - session.lastSeenAt.getTime() >= LAST_SEEN_INTERVAL_MS) deps.onSeen(session.id, now);
+  return { user, session: { id: session.id, expiresAt: session.expiresAt, createdAt: session.createdAt } };
 }
 
 export async function revokeSession(deps: Pick<SessionDeps, 'sessions'>, sessionId: string): Promise<void> {

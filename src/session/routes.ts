@@ -1,5 +1,7 @@
 /** @module GET /session and POST /logout. */
 import { Hono } from 'hono';
+import type { AuditStore } from '../audit/audit-log.js';
+import { recordAudit } from '../audit/record.js';
 import type { AppEnv } from '../http/env.js';
 import { jsonAnswer } from '../http/answer.js';
 import { acceptNoBody } from '../http/json-body.js';
@@ -11,6 +13,7 @@ import { readValidSession, requireSession } from './read-session.js';
 export interface SessionRouteDeps {
   session: SessionDeps;
   cookie: SessionCookieSettings;
+  audit: AuditStore;
 }
 
 export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
@@ -25,7 +28,10 @@ export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
     .post('/logout', async (c) => {
       await acceptNoBody(c);
       const valid = await readValidSession(c, deps);
-      if (valid !== null) await revokeSession(deps.session, valid.session.id);
+      if (valid !== null) {
+        await revokeSession(deps.session, valid.session.id);
+        await recordAudit(deps.audit, c.get('requestContext'), 'logout', valid.user.id, { sessionId: valid.session.id });
+      }
       clearSessionCookie(c, deps.cookie);
       return jsonAnswer(c, { ok: true });
     });

@@ -6,14 +6,30 @@ export interface SessionRecord {
   userId: string;
   tokenHash: string;
   expiresAt: Date;
+  /** When the person signed in: re-authentication by recency reads it (account/reauthenticate.ts). */
   createdAt: Date;
+  /** The client at sign-in, for the session list; null when unknown. */
+  ip: string | null;
+  userAgent: string | null;
+  /** Refreshed at most once a minute (`touchSession`); the sign-in time until then. */
+  lastSeenAt: Date;
 }
 
+export type NewSession = Omit<SessionRecord, 'lastSeenAt'>;
+
 export interface SessionStore {
-  createSession(session: SessionRecord): Promise<void>;
+  createSession(session: NewSession): Promise<void>;
   /** One primary-key read joined to its user: the hot path of every session check. */
   findSessionWithUser(sessionId: string): Promise<{ session: SessionRecord; user: User } | null>;
   deleteSession(sessionId: string): Promise<void>;
+  /** The user's unexpired sessions, newest first. */
+  listUserSessions(userId: string, now: Date): Promise<SessionRecord[]>;
+  /** Sets `lastSeenAt` to `now` unless it was set less than `minIntervalMs` ago (another instance may have). */
+  touchSession(sessionId: string, now: Date, minIntervalMs: number): Promise<void>;
+  /** Deletes the session only if it belongs to the user; false otherwise. */
+  deleteUserSession(userId: string, sessionId: string): Promise<boolean>;
+  /** Deletes every session of the user but `keepSessionId`; returns how many. */
+  deleteOtherUserSessions(userId: string, keepSessionId: string): Promise<number>;
   deleteUserSessions(userId: string): Promise<number>;
   deleteExpiredSessions(now: Date): Promise<number>;
 }

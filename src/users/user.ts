@@ -52,4 +52,15 @@ export interface UserStore {
    * Audit rows stay, keyed by the user id. False when there was no such user.
    */
   deleteUser(userId: string): Promise<boolean>;
+  /**
+   * Moves the user to `email`, verified (the link to it was followed). 'email_taken' when another
+   * user holds it: the unique index decides, also against a registration a moment before. On
+   * PostgreSQL that refusal aborts the surrounding transaction: the caller must end it.
+   */
+  changeEmail(userId: string, email: string): Promise<'changed' | 'email_taken'>;
+  /**
+   * Holds the user's row until the transaction ends (PostgreSQL; SQLite has one writer anyway), so
+   * that two changes that each check "another way in remains" cannot both remove one.
+   */
+  lockUser(userId: string): Promise<void>;
 }

@@ -9,6 +9,7 @@ import * as m002 from './002-email-tokens-outbox.js';
 import * as m004 from './004-accounts.js';
 import * as m005 from './005-outbox-delivery.js';
 import * as m006 from './006-oauth-consumed-sign-ins.js';
+import * as m007 from './007-account-self-service.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '004-accounts': m004,
   '005-outbox-delivery': m005,
   '006-oauth-consumed-sign-ins': m006,
+  '007-account-self-service': m007,
 };

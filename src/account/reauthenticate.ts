@@ -1,0 +1,63 @@
+/**
+ * @module Re-authentication before a sensitive action (DESIGN §9.2): a stolen session cookie
+ * alone must not be enough to change the password or the email, or to delete the account. An
+ * account with a password proves it again (`currentPassword`); an account without one (provider
+ * sign-in only) needs a session signed in less than 10 minutes ago.
+ *
+ * A wrong `currentPassword` is a failed login of that email: it is counted by the login lock, in
+ * the same reserve → check → record order as login (limits/login-lock.ts), so a session cannot
+ * be used to guess the password any faster than the login page.
+ */
+import { recordAudit } from '../audit/record.js';
+import { forbidden, tooManyRequests, unauthorized } from '../errors.js';
+import type { LockSubject } from '../limits/login-lock.js';
+import { noticeAccountLocked, type PasswordFlowDeps } from '../password/flow.js';
+import type { RequestContext } from '../request-context.js';
+import type { User } from '../users/user.js';
+
+export const RECENT_SIGN_IN_MS = 10 * 60 * 1000;
+
+export type ReauthDeps = Pick<PasswordFlowDeps, 'stores' | 'hasher' | 'loginLock' | 'notices' | 'background'>;
+
+export async function reauthenticate(
+  deps: ReauthDeps,
+  user: User,
+  session: { createdAt: Date },
+  currentPassword: string | undefined,
+  ctx: RequestContext,
+): Promise<void> {
+  if (user.passwordHash === null) {
+    if (ctx.now.getTime() - session.createdAt.getTime() < RECENT_SIGN_IN_MS) return;
+    throw forbidden('reauthentication_required', 'Sign in again to do this: your sign-in is more than 10 minutes old.');
+  }
+  if (currentPassword === undefined) throw forbidden('reauthentication_required', 'Enter your current password to do this.');
+
+  const subjects: LockSubject[] = user.email !== null ? [{ email: user.email }] : [{ ip: ctx.ip }];
+  const reservation = await deps.loginLock.reserve(subjects, ctx.now);
+  if ('lockedForSeconds' in reservation) {
+    throw tooManyRequests('account_locked', 'Too many failed attempts. Try again later.', reservation.lockedForSeconds);
+  }
+  if ('busyForSeconds' in reservation) {
+    throw tooManyRequests('rate_limited', 'Too many attempts at once. Try again in a moment.', reservation.busyForSeconds);
+  }
+  try {
+    if (!(await deps.hasher.verify(currentPassword, user.passwordHash))) {
+      const lockedNow = await deps.loginLock.recordFailure(reservation.reserved, ctx.now);
+      if (lockedNow.some((subject) => 'email' in subject)) noticeAccountLocked(deps, user, ctx.now);
+      await recordAudit(deps.stores.audit, ctx, 'login_failure', user.id, {
+        email: user.email,
+        reason: 'wrong_password',
+        method: 'reauthentication',
+        ...(lockedNow.length > 0 ? { lockStarted: true } : {}),
+      });
+      throw unauthorized('invalid_credentials', 'The current password is incorrect.');
+    }
+    // As a login: the right password clears the email's failures (never an IP's).
+    await deps.loginLock.recordSuccess(
+      ctx.now,
+      subjects.filter((subject) => 'email' in subject),
+    );
+  } finally {
+    await deps.loginLock.release(reservation.reserved);
+  }
+}
