@@ -42,6 +42,8 @@ export interface LayoutOptions {
   /** Server-rendered message shown in the message area (from the query, for example). */
   message?: { kind: 'error' | 'success'; text: string } | undefined;
   body: SafeHtml;
+  /** Same-origin scripts of this page beside /assets/app.js, run after it. */
+  scripts?: readonly string[];
 }
 
 /**
@@ -65,7 +67,7 @@ export function renderLayout(options: LayoutOptions): string {
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/app.css">
 <script src="/assets/app.js" defer></script>
-</head>
+${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>\n`)}</head>
 <body data-page="${options.page}" data-dev-mode="${options.devMode ? 'true' : 'false'}">
 <a class="skip-link" href="#main">Skip to the form</a>
 <header class="site-header"><span class="brand">Gatehouse</span></header>

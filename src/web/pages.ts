@@ -21,7 +21,8 @@ const PASSWORD_RULES: readonly { id: string; text: string }[] = [
   { id: 'special', text: 'a special character, such as ! ? - or a space' },
 ];
 
-function passwordRules(): SafeHtml {
+/** The rules list app.js marks as the person types into an input with `data-check-rules`. */
+export function passwordRules(): SafeHtml {
   return html`<div class="rules" id="password-rules">
 <p id="password-rules-title">Your password needs:</p>
 <ul aria-labelledby="password-rules-title">
@@ -194,6 +195,7 @@ export function renderDashboardPage(ctx: PageContext, options: { user: PublicUse
 <dt>Email address</dt>
 <dd><span id="verification-status" class="status status--${user.emailVerified ? 'verified' : 'unverified'}">${user.email === null ? 'None to verify' : user.emailVerified ? 'Verified' : 'Not verified yet'}</span></dd>
 </dl>
+<p><a href="/account">Manage your account</a>: sessions, password, email address, linked sign-ins.</p>
 ${
   user.email !== null && !user.emailVerified
     ? html`<p>Check your inbox for the link that confirms your email address.</p>

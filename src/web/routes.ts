@@ -14,6 +14,7 @@ import type { SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { readValidSession } from '../session/read-session.js';
 import { toPublicUser } from '../users/user.js';
+import { renderAccountPage, renderConfirmEmailChangePage } from './account-pages.js';
 import {
   renderDashboardPage,
   renderForgotPasswordPage,
@@ -32,7 +33,16 @@ import {
 export const PAGE_CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
 
-export const PAGE_PATHS = ['/login', '/register', '/forgot-password', '/reset-password', '/verify-email', '/dashboard'] as const;
+export const PAGE_PATHS = [
+  '/login',
+  '/register',
+  '/forgot-password',
+  '/reset-password',
+  '/verify-email',
+  '/dashboard',
+  '/account',
+  '/confirm-email-change',
+] as const;
 
 /** The longest provider error text shown on the login page; the rest is cut off. */
 
@@ -77,6 +87,7 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   const assets = {
     '/assets/app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
     '/assets/app.css': loadAsset('app.css', 'text/css; charset=utf-8'),
+    '/assets/account.js': loadAsset('account.js', 'text/javascript; charset=utf-8'),
   };
   // The same check as the provider flow's: the raw path is kept as given, never a normalised
   // form (normalising `/.//evil.com` yields `//evil.com`, another host).
@@ -119,6 +130,12 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
     if (valid === null) return c.redirect(`/login?return_to=${encodeURIComponent('/dashboard')}`, 302);
     return c.html(renderDashboardPage(ctx, { user: toPublicUser(valid.user) }));
   });
+  app.get('/account', async (c) => {
+    const valid = await readValidSession(c, deps);
+    if (valid === null) return c.redirect(`/login?return_to=${encodeURIComponent('/account')}`, 302);
+    return c.html(renderAccountPage(ctx, { user: toPublicUser(valid.user), hasPassword: valid.user.passwordHash !== null }));
+  });
+  app.get('/confirm-email-change', (c) => c.html(renderConfirmEmailChangePage(ctx, { token: tokenOf(c) })));
   // The forms post with fetch; a post that arrives here means the script did not run.
   app.on('POST', [...PAGE_PATHS], (c) => c.html(renderNoScriptPage(ctx), 400));
 

@@ -1,0 +1,113 @@
+/**
+ * @module The account page (DESIGN §9.2) and the email change confirmation page, rendered on the
+ * server as plain HTML and driven by /assets/account.js, which fills the lists from the API and
+ * sends the forms. Their forms name their endpoint in `data-account-api` (not `data-api`, which
+ * app.js sends): one script owns each form. The confirmation page spends its token only on POST.
+ */
+import type { PublicUser } from '../users/user.js';
+import { html, renderLayout, type SafeHtml } from './html.js';
+import { passwordRules, type PageContext } from './pages.js';
+
+/** The word typed to confirm a deletion; account.js compares against the same attribute. */
+const DELETE_CONFIRMATION = 'DELETE';
+
+function currentPasswordField(id: string): SafeHtml {
+  return html`<div class="field">
+<label for="${id}">Current password</label>
+<input id="${id}" name="currentPassword" type="password" autocomplete="current-password" required>
+</div>`;
+}
+
+function newPasswordWithRules(): SafeHtml {
+  return html`<div class="field">
+<label for="new-password">New password</label>
+<input id="new-password" name="newPassword" type="password" autocomplete="new-password" required aria-describedby="password-rules" data-check-rules>
+</div>
+${passwordRules()}`;
+}
+
+export function renderAccountPage(ctx: PageContext, options: { user: PublicUser; hasPassword: boolean }): string {
+  const { user, hasPassword } = options;
+  return renderLayout({
+    title: 'Manage your account',
+    page: 'account',
+    devMode: ctx.devMode,
+    scripts: ['/assets/account.js'],
+    body: html`<section class="section" aria-labelledby="sessions-title">
+<h2 id="sessions-title">Where you are signed in</h2>
+<ul id="session-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
+<button type="button" id="revoke-others" class="secondary">Sign out everywhere else</button>
+</section>
+
+<section class="section" aria-labelledby="password-title">
+<h2 id="password-title">Password</h2>
+${
+  hasPassword
+    ? html`<form id="password-form" method="post" action="/account" novalidate data-account-api="/api/auth/password/change">
+${currentPasswordField('password-current')}
+${newPasswordWithRules()}
+<button type="submit" class="primary" data-busy-text="Saving…">Change password</button>
+</form>`
+    : html`<p>Your account has no password: you sign in with a linked provider. To set one, use <a href="/forgot-password">Forgot your password?</a> with your email address.</p>`
+}
+</section>
+
+<section class="section" aria-labelledby="email-title">
+<h2 id="email-title">Email address</h2>
+<p>Now: <strong id="current-email">${user.email ?? 'none'}</strong></p>
+<form id="email-form" method="post" action="/account" novalidate data-account-api="/api/auth/email/change">
+<div class="field">
+<label for="new-email">New email address</label>
+<input id="new-email" name="newEmail" type="email" autocomplete="email" required>
+</div>
+${hasPassword ? currentPasswordField('email-current') : null}
+<button type="submit" class="primary" data-busy-text="Sending…">Send a link to the new address</button>
+</form>
+${ctx.devMode ? html`<div id="dev-link" class="dev-link" hidden><p><strong>Development mode:</strong> <a id="dev-link-anchor" href="#"></a></p></div>` : null}
+</section>
+
+<section class="section" aria-labelledby="linked-title">
+<h2 id="linked-title">Linked sign-ins</h2>
+<ul id="linked-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
+</section>
+
+<section class="section" aria-labelledby="delete-title">
+<h2 id="delete-title">Delete your account</h2>
+<p>This deletes your account, your sessions and your linked sign-ins at once. It cannot be undone.</p>
+<form id="delete-form" method="post" action="/account" novalidate data-account-api="/api/auth/account/delete" data-confirm-word="${DELETE_CONFIRMATION}">
+<div class="field">
+<label for="delete-confirm">Type ${DELETE_CONFIRMATION} to confirm</label>
+<input id="delete-confirm" name="confirm" type="text" autocomplete="off" required data-not-sent>
+</div>
+${hasPassword ? currentPasswordField('delete-current') : null}
+<button type="submit" class="danger" data-busy-text="Deleting…">Delete my account</button>
+</form>
+</section>
+
+<nav class="links" aria-label="Other actions"><p><a href="/dashboard">Back to your account</a></p></nav>`,
+  });
+}
+
+export function renderConfirmEmailChangePage(ctx: PageContext, options: { token: string | null }): string {
+  if (options.token === null) {
+    return renderLayout({
+      title: 'Confirm your new email address',
+      page: 'confirm-email-change',
+      devMode: ctx.devMode,
+      message: { kind: 'error', text: 'This link is incomplete: it has no token. Open the link from the email again, or ask for a new one.' },
+      body: html`<nav class="links" aria-label="Other actions"><p><a href="/account">Manage your account</a></p></nav>`,
+    });
+  }
+  return renderLayout({
+    title: 'Confirm your new email address',
+    page: 'confirm-email-change',
+    devMode: ctx.devMode,
+    scripts: ['/assets/account.js'],
+    body: html`<form id="confirm-email-change-form" method="post" action="/confirm-email-change" novalidate data-account-api="/api/auth/email/change/confirm">
+<p>Press Confirm to move your account to this email address.</p>
+<input type="hidden" name="token" value="${options.token}">
+<button type="submit" class="primary" data-busy-text="Confirming…">Confirm</button>
+</form>
+<p id="continue" hidden><a class="button primary" href="/account">Manage your account</a></p>`,
+  });
+}
