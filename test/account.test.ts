@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import { createHashPool } from '../src/password/hash-pool.js';
+import { createBcryptHasher } from '../src/password/hasher.js';
 import { issueSession } from '../src/session/flow.js';
 import { createSessionTokenCodec } from '../src/session/token.js';
 import {
@@ -362,5 +364,30 @@ describeEachDialect('account self-service (DESIGN §9.2)', (dialect) => {
     expect((await as(other).get('/session')).status).toBe(200);
     expect((await as(other).post('/logout')).status).toBe(200);
     expect(await auditTypes()).toContain('logout');
+  });
+});
+
+describeEachDialect('rehash on login (DESIGN §9.2)', (dialect) => {
+  test('a password hashed at another cost than BCRYPT_ROUNDS is hashed again at login, off the response path; the login works before and after', async () => {
+    const t = await createTestGatehouse(dialect, { env: { BCRYPT_ROUNDS: '5' } });
+    try {
+      // An account whose hash was made at cost 4 (BCRYPT_ROUNDS was 4 then).
+      expect((await t.request('POST', '/api/auth/register', { json: { email: 'cost@example.com', password: STRONG_PASSWORD } })).status).toBe(201);
+      const pool = createHashPool({ size: 1 });
+      const user = (await t.gatehouse.stores.users.findUserByEmail('cost@example.com'))!;
+      await t.gatehouse.stores.users.setPassword(user.id, await createBcryptHasher({ rounds: 4, pool }).hash(STRONG_PASSWORD));
+      await pool.close();
+      const before = (await t.gatehouse.stores.users.findUserByEmail('cost@example.com'))!.passwordHash!;
+      expect(before).toMatch(/^\$2b\$04\$/);
+
+      expect((await t.request('POST', '/api/auth/login', { json: { email: 'cost@example.com', password: STRONG_PASSWORD } })).status).toBe(200);
+      await t.gatehouse.deliverQueuedEmails(); // settles work off the response path
+      const after = (await t.gatehouse.stores.users.findUserByEmail('cost@example.com'))!.passwordHash!;
+      expect(after).toMatch(/^\$2b\$05\$/);
+      expect((await t.request('POST', '/api/auth/login', { json: { email: 'cost@example.com', password: STRONG_PASSWORD } })).status).toBe(200);
+      expect((await t.gatehouse.stores.users.findUserByEmail('cost@example.com'))!.passwordHash).toBe(after);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import { createLogger } from '../src/logger.js';
 import { STRONG_PASSWORD, cookieFrom, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 describeEachDialect('HTTP edges', (dialect) => {
@@ -67,6 +69,33 @@ describeEachDialect('HTTP edges', (dialect) => {
     expect(await (await t.request('GET', '/healthz')).json()).toEqual({ status: 'ok' });
     const ready = await t.request('GET', '/readyz');
     expect(ready.status).toBe(200);
+  });
+
+  test('GET /readyz tells the public only ready or unavailable; readiness() gives operators the detail; a change is logged once as a warning', async () => {
+    const logs: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(chunk.toString());
+        done();
+      },
+    });
+    const g = await createTestGatehouse(dialect, { overrides: { logger: createLogger({ level: 'info', destination }) } });
+    try {
+      const ready = await g.request('GET', '/readyz');
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ready' });
+      expect(await g.gatehouse.readiness()).toEqual({ status: 'ready', database: 'ok', limiter: dialect === 'postgres' ? 'postgres' : 'memory' });
+
+      await g.database.close();
+      const down = await g.request('GET', '/readyz');
+      expect(down.status).toBe(503);
+      expect(await down.json()).toEqual({ status: 'unavailable' });
+      expect(await g.gatehouse.readiness()).toMatchObject({ status: 'unavailable', database: 'unreachable' });
+      const changes = logs.map((line) => JSON.parse(line) as { level: number; msg: string }).filter((record) => record.msg.startsWith('readiness changed'));
+      expect(changes).toEqual([expect.objectContaining({ level: 40, msg: 'readiness changed from ready to unavailable' })]);
+    } finally {
+      await g.close();
+    }
   });
 
   test('a CORS preflight from another origin gets no grant: no other origin can call or read the API', async () => {
@@ -164,6 +193,7 @@ describeEachDialect('unexpected failures', (dialect) => {
             throw new Error('secret internal detail at /srv/app.js:42');
           },
           verify: async () => false,
+          needsRehash: () => false,
         },
       },
     });

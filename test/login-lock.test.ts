@@ -172,6 +172,7 @@ describeEachDialect('login lock', (dialect) => {
       overrides: {
         hasher: {
           hash: (password) => bcrypt.hash(password),
+          needsRehash: (hash) => bcrypt.needsRehash(hash),
           verify: async (password, hash) => {
             if (failing > 0) {
               failing -= 1;

@@ -56,6 +56,16 @@ export function createUserStore(db: Kysely<Database>, dialect: 'sqlite' | 'postg
       await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
     },
 
+    async rehashPassword(userId, previousHash, passwordHash) {
+      const result = await db
+        .updateTable('users')
+        .set({ password_hash: passwordHash })
+        .where('id', '=', userId)
+        .where('password_hash', '=', previousHash)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
+    },
+
     async removePassword(userId) {
       await db.updateTable('users').set({ password_hash: null }).where('id', '=', userId).execute();
     },

@@ -151,6 +151,7 @@ export async function loginWithPassword(
     // is no longer in flight.
     await deps.loginLock.release(attempt);
   }
+  if (user.passwordHash !== null && deps.hasher.needsRehash(user.passwordHash)) rehashOffThePath(deps, user.id, user.passwordHash, credentials.password);
   await users.recordLogin(user.id, ctx.now);
   const session = await issueSession(deps.session, user.id, ctx);
   // A new nonce at every login (OWASP): a token that leaked from an old login stops counting.
@@ -175,5 +176,17 @@ export function noticeAccountLocked(deps: Pick<PasswordFlowDeps, 'notices' | 'ba
       lockedForMinutes: notices.lockedForMinutes,
     });
     if (await queueSecurityNotice(notices, deps.stores.outbox, { userId: user.id, email: recipient }, email, now)) notices.onEmailQueued();
+  });
+}
+
+/**
+ * BCRYPT_ROUNDS changed since this hash was made: the only moment the password is at hand is a
+ * successful login, so it is hashed again at the configured cost then, off the response path (a
+ * second bcrypt would double the login's time). The store replaces the hash only if it is still
+ * the one checked, so a password changed meanwhile is never overwritten.
+ */
+function rehashOffThePath(deps: Pick<PasswordFlowDeps, 'hasher' | 'stores' | 'background'>, userId: string, previousHash: string, password: string): void {
+  deps.background.run('password rehash', async () => {
+    await deps.stores.users.rehashPassword(userId, previousHash, await deps.hasher.hash(password));
   });
 }

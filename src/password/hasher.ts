@@ -20,6 +20,14 @@ export interface PasswordHasher {
    * cases take the time of a wrong password and reveal nothing.
    */
   verify(password: string, passwordHash: string | null): Promise<boolean>;
+  /** True when `passwordHash` was made at another cost than this hasher's (BCRYPT_ROUNDS changed since). */
+  needsRehash(passwordHash: string): boolean;
+}
+
+/** The cost a bcrypt hash was made with (`$2b$10$…` → 10); null for anything else. */
+export function bcryptCost(hash: string): number | null {
+  const match = /^\$2[aby]\$(\d{2})\$/.exec(hash);
+  return match ? Number(match[1]) : null;
 }
 
 function prehash(password: string): string {
@@ -36,6 +44,7 @@ export function createSecretHasher(pool: HashPool, rounds: number): PasswordHash
   dummyHash.catch(() => {});
   return {
     hash: (secret) => pool.hash(secret, rounds),
+    needsRehash: (hash) => bcryptCost(hash) !== rounds,
     async verify(secret, hash) {
       if (hash === null) {
         await pool.compare(secret, await dummyHash);
@@ -51,5 +60,6 @@ export function createBcryptHasher(options: { rounds: number; pool: HashPool }):
   return {
     hash: (password) => secrets.hash(prehash(password)),
     verify: (password, passwordHash) => secrets.verify(prehash(password), passwordHash),
+    needsRehash: (passwordHash) => secrets.needsRehash(passwordHash),
   };
 }

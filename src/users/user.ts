@@ -44,6 +44,8 @@ export interface UserStore {
   createUser(user: NewUser): Promise<'created' | 'email_taken'>;
   recordLogin(userId: string, at: Date): Promise<void>;
   setPassword(userId: string, passwordHash: string): Promise<void>;
+  /** Replaces the hash only while it is still `previousHash` (a password changed meanwhile wins); true when replaced. */
+  rehashPassword(userId: string, previousHash: string, passwordHash: string): Promise<boolean>;
   /** Leaves the user able to sign in only through a linked provider (account pre-hijacking defence). */
   removePassword(userId: string): Promise<void>;
   markEmailVerified(userId: string): Promise<void>;

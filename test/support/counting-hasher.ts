@@ -18,6 +18,7 @@ export function createCountingHasher(options: { poolSize?: number } = {}): Count
     hasher: {
       hash: (password) => ((hashes += 1), real.hash(password)),
       verify: (password, hash) => ((verifications += 1), real.verify(password, hash)),
+      needsRehash: (hash) => real.needsRehash(hash),
     },
     hashes: () => hashes,
     verifications: () => verifications,
