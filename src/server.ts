@@ -4,9 +4,9 @@
  * lets in-flight requests finish, then closes the database.
  */
 import type { Server } from 'node:http';
-import { serve, type HttpBindings, type Http2Bindings } from '@hono/node-server';
+import { createAdaptorServer, type HttpBindings, type Http2Bindings } from '@hono/node-server';
 import { systemClock } from './clock.js';
-import type { Config } from './config.js';
+import { withBoundPort, type Config } from './config.js';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
 import type { Logger } from './logger.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -25,38 +25,61 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Binds first, then builds the Gatehouse: with PORT=0 and no BASE_URL, its links, allowed origin
+ * and OAuth callback need the port the system picked (config.ts, `withBoundPort`). A request that
+ * arrives meanwhile waits for the start to finish.
+ */
 export async function startServer(config: Readonly<Config>, options: GatehouseOptions & { logger: Logger }): Promise<RunningServer> {
   const { logger } = options;
-  const gatehouse = await createGatehouse(config, options);
   let draining = false;
   const shutdownHeaders = Object.fromEntries(
     securityHeaders({ contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'", httpsBaseUrl: config.httpsBaseUrl }),
   );
+  let ready: Gatehouse | null = null;
+  let started!: (gatehouse: Gatehouse | null) => void;
+  const starting = new Promise<Gatehouse | null>((resolve) => (started = resolve));
+  const answer = (gatehouse: Gatehouse, request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
+    const { incoming } = env;
+    const info = { remoteAddress: incoming.socket.remoteAddress, readBody: (maxBytes: number) => readNodeBody(incoming, maxBytes) };
+    return gatehouse.fetch(request, info).then((response) => {
+      // A request in flight when the drain began: close its connection with this answer.
+      // Otherwise the client's keep-alive connection stays open, idle, and the shutdown waits
+      // for it to time out (about 5 s) before the database can be closed.
+      if (draining) response.headers.set('connection', 'close');
+      return response;
+    });
+  };
 
-  const server = serve({
+  const server = createAdaptorServer({
     hostname: config.host,
-    port: config.port,
     fetch: (request: Request, env: HttpBindings | Http2Bindings) => {
       if (draining) return shuttingDownAnswer(shutdownHeaders);
-      const { incoming } = env;
-      const info = { remoteAddress: incoming.socket.remoteAddress, readBody: (maxBytes: number) => readNodeBody(incoming, maxBytes) };
-      return gatehouse.fetch(request, info).then((response) => {
-        // A request in flight when the drain began: close its connection with this answer.
-        // Otherwise the client's keep-alive connection stays open, idle, and the shutdown waits
-        // for it to time out (about 5 s) before the database can be closed.
-        if (draining) response.headers.set('connection', 'close');
-        return response;
-      });
+      if (ready !== null) return answer(ready, request, env);
+      return starting.then((gatehouse) => (gatehouse === null || draining ? shuttingDownAnswer(shutdownHeaders) : answer(gatehouse, request, env)));
     },
   }) as Server;
 
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
+    server.listen(config.port, config.host);
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  let gatehouse: Gatehouse;
+  try {
+    gatehouse = await createGatehouse(withBoundPort(config, port), options);
+  } catch (error) {
+    // Requests that came meanwhile get the 503 of a closing server, and nothing new gets in.
+    started(null);
+    server.close();
+    server.closeIdleConnections();
+    throw error;
+  }
+  ready = gatehouse;
+  started(gatehouse);
 
   // A failed sweep is logged and tried again at the next tick; it never stops the server.
   let sweeping: Promise<void> | null = null;

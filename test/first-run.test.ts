@@ -155,7 +155,9 @@ describe.skipIf(!hasScript)('what a person sees in a terminal', () => {
     expect(text).not.toMatch(/\{"level"/);
     expect(text).toMatch(/\d\d:\d\d:\d\d\.\d{3}\] INFO: Gatehouse listening on http:\/\/127\.0\.0\.1:\d+ \(mode: default, database: sqlite\)/);
     expect(text).toMatch(/WARN: JWT_SECRET is not set: generated a secret/);
-    expect(text).toContain('Open http://localhost:0 in a browser: http://localhost:0/register to create an account, http://localhost:0/login to sign in');
+    // PORT=0 without BASE_URL: the links name the port actually bound.
+    const base = `http://localhost:${new URL(listeningUrl(run)).port}`;
+    expect(text).toContain(`Open ${base} in a browser: ${base}/register to create an account, ${base}/login to sign in`);
     expect(text).toContain(`Database: SQLite file ${path.join(cwd, 'data', 'gatehouse.db')}. Data folder: ${path.join(cwd, 'data')}`);
     expect(text).toMatch(/INFO: Sign in with GitHub is off: set GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, AUTH_SECRET, ENCRYPTION_KEY_BASE64 to turn it on/);
     expect(text.match(/GITHUB_CLIENT_ID/g)).toHaveLength(1);
@@ -194,7 +196,8 @@ describe('what a log collector sees', () => {
     const records = jsonRecords(run);
     const listening = records.find((record) => LISTENING.test(record.msg));
     expect(listening?.level).toBe(30);
-    expect(listening?.start).toMatchObject({ url: listeningUrl(run), baseUrl: 'http://localhost:0', mode: 'default', database: 'sqlite' });
+    const baseUrl = `http://localhost:${new URL(listeningUrl(run)).port}`;
+    expect(listening?.start).toMatchObject({ url: listeningUrl(run), baseUrl, mode: 'default', database: 'sqlite' });
     expect(typeof listening?.start?.startupMs).toBe('number');
     const github = records.filter((record) => record.msg.includes('GITHUB_CLIENT_ID'));
     expect(github).toHaveLength(1);
@@ -338,7 +341,7 @@ describe('settings in a .env file', () => {
     const ignored = start({ cwd, terminal: false, env: production });
     await ignored.waitFor(LISTENING);
     expect(await ignored.stop()).toBe(0);
-    expect(baseUrlOf(ignored)).toBe('http://localhost:0');
+    expect(baseUrlOf(ignored)).toBe(`http://localhost:${new URL(listeningUrl(ignored)).port}`);
     expect(jsonRecords(ignored).find((record) => record.msg.startsWith('Not reading'))?.msg).toBe(
       `Not reading ${path.join(cwd, '.env')}: in production a settings file is read only when ENV_FILE names it`,
     );

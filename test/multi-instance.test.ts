@@ -4,6 +4,7 @@
  * the account at the 5th. Skipped with a message when PostgreSQL (or Redis) does not answer.
  */
 import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -42,10 +43,32 @@ async function serve(env: Record<string, string>): Promise<string> {
 const post = (url: string, path: string, body: unknown): Promise<Response> =>
   fetch(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-async function expectLockAtFifthFailure(env: Record<string, string>, expectedLimiter: string): Promise<void> {
+/**
+ * How many login counters the instances keep in `store`. /readyz tells the public only its
+ * status, so the test looks in the store itself.
+ */
+async function loginCountersIn(store: 'redis' | 'postgres', env: Record<string, string>): Promise<number> {
+  if (store === 'redis') {
+    const redis = new Redis(redisUrl!);
+    try {
+      return (await redis.keys(`${env.REDIS_KEY_PREFIX}:login-*`)).length;
+    } finally {
+      await redis.quit();
+    }
+  }
+  const client = new pg.Client({ connectionString: env.DATABASE_URL });
+  await client.connect();
+  try {
+    return Number((await client.query(`select count(*) as n from gatehouse_rate_limits where key like 'login-%'`)).rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
+async function expectLockAtFifthFailure(env: Record<string, string>, expectedLimiter: 'redis' | 'postgres'): Promise<void> {
   const a = await serve(env);
   const b = await serve(env);
-  for (const url of [a, b]) expect((await (await fetch(`${url}/readyz`)).json()).limiter).toBe(expectedLimiter);
+  for (const url of [a, b]) expect(await (await fetch(`${url}/readyz`)).json()).toEqual({ status: 'ready' });
   expect((await post(a, '/api/auth/register', { email: 'multi@example.com', password: PASSWORD })).status).toBe(201);
   for (const [i, url] of [a, b, a, b, a].entries()) {
     expect((await post(url, '/api/auth/login', { email: 'multi@example.com', password: WRONG })).status, `failure ${i + 1}`).toBe(401);
@@ -56,6 +79,7 @@ async function expectLockAtFifthFailure(env: Record<string, string>, expectedLim
     expect((await locked.json()).error).toBe('account_locked');
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(890);
   }
+  expect(await loginCountersIn(expectedLimiter, env)).toBeGreaterThan(0);
 }
 
 /** 20 wrong logins for one email at once, half to each instance: at most 5 reach bcrypt (401), the rest 429. */

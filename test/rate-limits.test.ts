@@ -154,10 +154,11 @@ describeEachDialect('rate limits', (dialect) => {
     expect(events.map((event) => event.ip)).toEqual(['198.51.100.20', '10.0.0.2', '198.51.100.21']);
   });
 
-  test('GET /readyz names the limiter store: memory on SQLite, postgres on PostgreSQL', async () => {
+  test('readiness() names the limiter store: memory on SQLite, postgres on PostgreSQL; GET /readyz only says ready', async () => {
     const g = await start();
+    expect(await g.gatehouse.readiness()).toEqual({ status: 'ready', database: 'ok', limiter: dialect === 'postgres' ? 'postgres' : 'memory' });
     const ready = await g.request('GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', database: 'ok', limiter: dialect === 'postgres' ? 'postgres' : 'memory' });
+    expect(await ready.json()).toEqual({ status: 'ready' });
   });
 });

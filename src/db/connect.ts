@@ -13,6 +13,8 @@ import {
   type DatabaseIntrospector,
   type Driver,
   type MigrationResultSet,
+  type PostgresPool,
+  type PostgresPoolClient,
   type SqliteDatabase,
   type TableMetadata,
 } from 'kysely';
@@ -28,7 +30,7 @@ export interface DatabaseHandle {
   dialect: 'sqlite' | 'postgres';
   /** The pg pool behind Kysely when the dialect is PostgreSQL (the rate limit store shares it). */
   postgresPool: pg.Pool | null;
-  /** Answers whether the database takes a query right now (for /readyz). */
+  /** Answers whether the database takes a query right now, within PING_TIMEOUT_MS whatever it does (for /readyz). */
   ping(): Promise<void>;
   /**
    * Makes sure data just purged (an email's link) is gone from disk, not only from view.
@@ -41,6 +43,16 @@ export interface DatabaseHandle {
 }
 
 const INT8_OID = 20;
+/** What DATABASE_QUERY_TIMEOUT defaults to. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 5000;
+/**
+ * How much longer than the server's statement_timeout the client waits for an answer. A server
+ * that answers cancels a slow statement itself (the connection stays usable); only a connection
+ * that does not answer at all is given up by the client, and replaced.
+ */
+const CLIENT_TIMEOUT_GRACE_MS = 500;
+/** /readyz must answer within 2 s whatever the database does (DESIGN §9.7). */
+const PING_TIMEOUT_MS = 1500;
 
 /**
  * Kysely's PostgreSQL introspector lists the tables of every schema and calls
@@ -76,6 +88,8 @@ export interface OpenDatabaseOptions {
   postgresSchema?: string;
   /** PostgreSQL only: pool size. */
   poolSize?: number;
+  /** PostgreSQL only: DATABASE_QUERY_TIMEOUT, the longest a statement may take (default 5 s). */
+  queryTimeoutMs?: number;
 }
 
 export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): DatabaseHandle {
@@ -86,9 +100,7 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
       kysely,
       dialect: 'sqlite',
       postgresPool: null,
-      ping: async () => {
-        await sql`select 1`.execute(kysely);
-      },
+      ping: () => within(PING_TIMEOUT_MS, sql`select 1`.execute(kysely)),
       scrubPurgedData: async () => {
         // Through Kysely, so it waits for any open transaction on the shared connection.
         await sql`pragma wal_checkpoint(TRUNCATE)`.execute(kysely);
@@ -97,13 +109,18 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
     };
   }
 
-  const { Pool, types } = requireOptional('pg') as typeof import('pg');
+  const { Pool, types, DatabaseError } = requireOptional('pg') as typeof import('pg');
+  const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const pool = new Pool({
     connectionString: target.connectionString,
     max: options.poolSize ?? 10,
-    // Bounded waits: when PostgreSQL is down, a request fails fast with 503 instead of hanging.
+    // Bounded waits: when PostgreSQL is down or hangs, a request fails with 503 instead of hanging.
     connectionTimeoutMillis: 3000,
-    query_timeout: 10_000,
+    // Sent at connection start: the server cancels any statement that runs longer (57014).
+    statement_timeout: queryTimeoutMs,
+    // The client's own bound, for a connection that does not answer at all (the server's timer
+    // cannot fire for a statement that never reached it, nor its answer come back).
+    query_timeout: queryTimeoutMs + CLIENT_TIMEOUT_GRACE_MS,
     idleTimeoutMillis: 30_000,
     ...(options.postgresSchema ? { options: `-c search_path=${options.postgresSchema}` } : {}),
     // BIGINT (epoch milliseconds) fits a JS number exactly; pg returns int8 as a string otherwise.
@@ -120,17 +137,56 @@ export function openDatabase(target: DatabaseTarget, options: OpenDatabaseOption
   // is an uncaught exception: the process would crash on a network blip. The query in flight
   // still fails (503), the client is no longer queryable, and the pool discards it on release.
   pool.on('connect', (client) => client.on('error', () => {}));
-  const kysely = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: replacingUnansweredClients(pool, DatabaseError) }) });
   return {
     kysely,
     dialect: 'postgres',
     postgresPool: pool,
-    ping: async () => {
-      await sql`select 1`.execute(kysely);
-    },
+    ping: () => within(PING_TIMEOUT_MS, sql`select 1`.execute(kysely)),
     scrubPurgedData: async () => {},
     close: once(() => kysely.destroy()),
   };
+}
+
+/**
+ * The pool as Kysely sees it. node-postgres answers a query that outlives query_timeout with an
+ * error but keeps the client as it is, its connection still waiting for that query's answer: put
+ * back in the pool, it would hold every later query on it up to the timeout again. A client whose
+ * query failed without an answer from the server (a time-out, a lost connection) is therefore
+ * released with that error, which makes the pool destroy it and open a fresh one; until then its
+ * further queries (Kysely's ROLLBACK) fail at once instead of waiting again. An error the server
+ * sent (a constraint, a cancelled statement) leaves the connection in use.
+ */
+function replacingUnansweredClients(pool: pg.Pool, serverError: typeof pg.DatabaseError): PostgresPool {
+  return {
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect();
+      let unanswered: Error | undefined;
+      const query = (text: string, parameters: readonly unknown[]): Promise<pg.QueryResult> => {
+        if (unanswered !== undefined) return Promise.reject(unanswered);
+        const result = client.query(text, parameters as unknown[]);
+        result.catch((error: unknown) => {
+          if (!(error instanceof serverError)) unanswered ??= error instanceof Error ? error : new Error(String(error));
+        });
+        return result;
+      };
+      return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release(unanswered) };
+    },
+    end: () => pool.end(),
+  };
+}
+
+/** `work`, or a rejection once `ms` have passed without its answer (the work itself goes on). */
+async function within(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`the database did not answer within ${ms} ms`), { code: 'ETIMEDOUT' })), ms);
+  });
+  try {
+    await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function openSqliteFile(filename: string): SQLite.Database {

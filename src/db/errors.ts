@@ -22,6 +22,7 @@ const UNAVAILABLE_CODES = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
+  '57014', // query_canceled: the statement outlived DATABASE_QUERY_TIMEOUT (statement_timeout)
   'SQLITE_BUSY',
   'SQLITE_LOCKED',
   'SQLITE_READONLY',

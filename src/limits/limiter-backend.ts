@@ -3,17 +3,20 @@
  * this process's memory (one instance), Redis (REDIS_URL is set) or PostgreSQL (DATABASE_URL is
  * PostgreSQL and no Redis; table `gatehouse_rate_limits`, created by the library on first start).
  *
- * A shared store that fails must not take logins down with it. Each store limiter therefore has
- * an in-memory `insuranceLimiter` that answers while the store does not: limits keep working, but
- * count per instance. The first fallback is logged once, /readyz reports `memory-fallback`, and
- * the store is used again as soon as it answers (ioredis reconnects by itself; PostgreSQL is
- * tried on every call). Counts made in memory during an outage are not copied back.
+ * A shared store that fails or hangs must not take logins down with it, nor slow them. Each store
+ * limiter is guarded by the store's circuit (store-circuit.ts): a call that fails or outlives
+ * REDIS_TIMEOUT is answered from this instance's memory, and so is every later call, at once,
+ * until a probe off the request path finds the store answering again. Meanwhile limits keep
+ * working, but count per instance; the outage is logged once and /readyz reports
+ * `memory-fallback`. What was counted in memory still counts, merged into the store's answers,
+ * until it expires.
  */
 import type { Redis as RedisClient } from 'ioredis';
 import type pg from 'pg';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterAbstract, type RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import { requireOptional } from '../lazy-require.js';
 import type { Logger } from '../logger.js';
+import { StoreCircuit, guardedLimiter, type MemoryMerge } from './store-circuit.js';
 
 export type LimiterStoreKind = 'memory' | 'redis' | 'postgres';
 /** What /readyz reports: the store in use, or `memory-fallback` while the shared store fails. */
@@ -21,10 +24,10 @@ export type LimiterStatus = LimiterStoreKind | 'memory-fallback';
 
 export const POSTGRES_LIMITS_TABLE = 'gatehouse_rate_limits';
 
-/** How long one Redis command may take before the in-memory insurance answers instead. */
-const REDIS_COMMAND_TIMEOUT_MS = 500;
-/** How long the start waits for Redis before serving on the insurance limiter. */
+/** How long the start waits for Redis before serving on memory (and probing). */
 const REDIS_FIRST_CONNECT_WAIT_MS = 2000;
+/** /readyz answers within 2 s whatever the stores do (DESIGN §9.7); the database is asked meanwhile. */
+const STATUS_CHECK_BOUND_MS = 1500;
 const POSTGRES_SWEEP_INTERVAL_MS = 5 * 60_000;
 
 export interface LimiterOptions {
@@ -33,6 +36,11 @@ export interface LimiterOptions {
   points: number;
   /** How long the store keeps a key; the rules' own windows are computed from the clock. */
   durationSeconds: number;
+  /**
+   * How what was counted in memory during an outage joins the store's values afterwards: `sum`
+   * (default) for counts, `max` for a stored instant such as a lock's end (store-circuit.ts).
+   */
+  memoryMerge?: MemoryMerge;
 }
 
 /** The part of a rate-limiter-flexible limiter the limits use. */
@@ -52,14 +60,19 @@ export interface Limiter {
 export interface LimiterBackend {
   readonly kind: LimiterStoreKind;
   createLimiter(options: LimiterOptions): Limiter;
-  /** Asks the shared store whether it answers now (for /readyz). */
+  /**
+   * Whether the shared store answers now (for /readyz), within 1.5 s: `memory-fallback` at once
+   * while its circuit is open, else after asking it.
+   */
   checkStatus(): Promise<LimiterStatus>;
-  /** Disconnects Redis. A PostgreSQL pool belongs to the database handle and is closed there. */
+  /** Stops probing and disconnects Redis. A PostgreSQL pool belongs to the database handle and is closed there. */
   close(): Promise<void>;
 }
 
 export interface OpenLimiterBackendOptions {
   redisUrl: string | null;
+  /** REDIS_TIMEOUT: how long one Redis call may take before memory answers instead. */
+  redisTimeoutMs: number;
   /** The database's pool when the database is PostgreSQL. */
   postgresPool: pg.Pool | null;
   /** Prefix of every Redis key, so several deployments (or test runs) can share one Redis. */
@@ -67,116 +80,68 @@ export interface OpenLimiterBackendOptions {
   logger: Logger;
 }
 
-type CallOptions = { [key: string | symbol]: unknown };
-const ANSWERED_BY_INSURANCE = Symbol('answeredByInsurance');
-
-/**
- * rate-limiter-flexible calls the insurance limiter with the very options object the caller
- * passed, and gives no other sign that it fell back. Marking that object tells each call who
- * answered it, precisely, even under concurrency.
- */
-class InsuranceLimiter extends RateLimiterMemory {
-  override consume(key: string | number, points?: number, options: CallOptions = {}): Promise<RateLimiterRes> {
-    options[ANSWERED_BY_INSURANCE] = true;
-    return super.consume(key, points, options);
-  }
-  override penalty(key: string | number, points?: number, options: CallOptions = {}): Promise<RateLimiterRes> {
-    options[ANSWERED_BY_INSURANCE] = true;
-    return super.penalty(key, points, options);
-  }
-  override reward(key: string | number, points?: number, options: CallOptions = {}): Promise<RateLimiterRes> {
-    options[ANSWERED_BY_INSURANCE] = true;
-    return super.reward(key, points, options);
-  }
-  override get(key: string | number, options: CallOptions = {}): Promise<RateLimiterRes | null> {
-    options[ANSWERED_BY_INSURANCE] = true;
-    return super.get(key, options);
-  }
-  override set(key: string | number, points: number, secDuration: number, options: CallOptions = {}): Promise<RateLimiterRes> {
-    options[ANSWERED_BY_INSURANCE] = true;
-    return super.set(key, points, secDuration, options);
-  }
-  override delete(key: string | number, options: CallOptions = {}): Promise<boolean> {
-    options[ANSWERED_BY_INSURANCE] = true;
-    return super.delete(key, options);
-  }
+function memoryLimiter({ name, points, durationSeconds }: LimiterOptions): RateLimiterMemory {
+  return new RateLimiterMemory({ keyPrefix: name, points, duration: durationSeconds });
 }
 
-/** Degraded or not, with one log line per change (not one per request). */
-class StoreHealth {
-  #degraded = false;
-
-  constructor(
-    private readonly kind: LimiterStoreKind,
-    private readonly logger: Logger,
-  ) {}
-
-  get degraded(): boolean {
-    return this.#degraded;
-  }
-
-  observe(answeredByStore: boolean): void {
-    if (answeredByStore && this.#degraded) {
-      this.#degraded = false;
-      this.logger.info({ limiterStore: this.kind }, `rate limit store (${this.kind}) answers again; limits are shared across instances again`);
-    } else if (!answeredByStore && !this.#degraded) {
-      this.#degraded = true;
-      this.logger.warn({ limiterStore: this.kind }, `rate limit store (${this.kind}) is unreachable; counting in this instance's memory until it returns`);
-    }
-  }
-}
-
-function wrap(limiter: RateLimiterAbstract, health: StoreHealth | null): Limiter {
-  // Each call gets its own options object, so the insurance mark belongs to that call only.
-  const tracked = async <T>(call: (options: CallOptions) => Promise<T>): Promise<T> => {
-    const options: CallOptions = {};
-    try {
-      return await call(options);
-    } finally {
-      health?.observe(options[ANSWERED_BY_INSURANCE] !== true);
-    }
-  };
+/** The same operations straight on one rate-limiter-flexible limiter: the memory store's. */
+function direct(limiter: RateLimiterMemory): Limiter {
   return {
-    consume: (key) => tracked((options) => limiter.consume(key, 1, options)),
-    increment: async (key) => (await tracked((options) => limiter.penalty(key, 1, options))).consumedPoints,
-    decrement: async (key) => {
-      await tracked((options) => limiter.reward(key, 1, options));
-    },
-    read: async (key) => (await tracked((options) => limiter.get(key, options)))?.consumedPoints ?? 0,
-    write: async (key, points, durationSeconds) => {
-      await tracked((options) => limiter.set(key, points, durationSeconds, options));
-    },
-    remove: async (key) => {
-      await tracked((options) => limiter.delete(key, options));
-    },
+    consume: (key) => limiter.consume(key, 1),
+    increment: async (key) => (await limiter.penalty(key, 1)).consumedPoints,
+    decrement: async (key) => void (await limiter.reward(key, 1)),
+    read: async (key) => (await limiter.get(key))?.consumedPoints ?? 0,
+    write: async (key, points, durationSeconds) => void (await limiter.set(key, points, durationSeconds)),
+    remove: async (key) => void (await limiter.delete(key)),
   };
 }
 
 function memoryBackend(): LimiterBackend {
   return {
     kind: 'memory',
-    createLimiter: ({ name, points, durationSeconds }) => wrap(new RateLimiterMemory({ keyPrefix: name, points, duration: durationSeconds }), null),
+    createLimiter: (options) => direct(memoryLimiter(options)),
     checkStatus: async () => 'memory',
     close: async () => {},
   };
 }
 
+/** The status of a shared store for /readyz, from its circuit. */
+async function statusOf(kind: 'redis' | 'postgres', circuit: StoreCircuit): Promise<LimiterStatus> {
+  return (await circuit.check(STATUS_CHECK_BOUND_MS)) ? kind : 'memory-fallback';
+}
+
 async function redisBackend(url: string, options: OpenLimiterBackendOptions): Promise<LimiterBackend> {
-  const health = new StoreHealth('redis', options.logger);
   const { Redis } = requireOptional('ioredis') as typeof import('ioredis');
   const redis: RedisClient = new Redis(url, {
     // Never queue commands while disconnected: a login must not wait for Redis to come back.
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
-    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    // Every command, the connection's ready check included, fails past REDIS_TIMEOUT: a new
+    // connection to a Redis that accepts but never answers is dropped and tried again.
+    commandTimeout: options.redisTimeoutMs,
     connectTimeout: REDIS_FIRST_CONNECT_WAIT_MS,
     // Keep reconnecting forever, at most every 2 s: recovery needs no restart.
     retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
     // Names the connection in CLIENT LIST, for operators (and the tests that check close()).
     connectionName: options.keyPrefix,
   });
-  // ioredis reports every failed reconnect as an 'error' event; StoreHealth logs the outage once.
+  // ioredis reports every failed reconnect as an 'error' event; the circuit logs the outage once.
   redis.on('error', () => {});
+  const circuit = new StoreCircuit({
+    kind: 'redis',
+    logger: options.logger,
+    timeoutMs: options.redisTimeoutMs,
+    probe: async () => {
+      if (redis.status !== 'ready') throw new Error(`not connected (${redis.status})`);
+      await redis.ping();
+    },
+    // A connection that says it is ready but did not answer hangs (a frozen server, a full
+    // network buffer): replies that come late, or never, must not hold the next commands, so it
+    // is replaced by a fresh one. A refused or lost connection already reconnects by itself.
+    onFailure: () => {
+      if (redis.status === 'ready') redis.disconnect(true);
+    },
+  });
   await new Promise<void>((resolve) => {
     const done = (): void => {
       clearTimeout(timer);
@@ -188,35 +153,29 @@ async function redisBackend(url: string, options: OpenLimiterBackendOptions): Pr
     redis.once('ready', done);
     redis.once('error', done);
   });
-  if (redis.status !== 'ready') health.observe(false);
+  if (redis.status !== 'ready') circuit.trip(new Error(`not connected at start (${redis.status})`));
 
   return {
     kind: 'redis',
-    createLimiter: ({ name, points, durationSeconds }) => {
-      const keyPrefix = `${options.keyPrefix}:${name}`;
-      return wrap(
-        new RateLimiterRedis({
-          storeClient: redis,
-          keyPrefix,
-          points,
-          duration: durationSeconds,
-          rejectIfRedisNotReady: true,
-          inMemoryBlockOnConsumed: 0,
-          insuranceLimiter: new InsuranceLimiter({ keyPrefix, points, duration: durationSeconds }),
-        }),
-        health,
-      );
+    createLimiter: (limiter) => {
+      const keyPrefix = `${options.keyPrefix}:${limiter.name}`;
+      const store = new RateLimiterRedis({
+        storeClient: redis,
+        keyPrefix,
+        points: limiter.points,
+        duration: limiter.durationSeconds,
+        // Not connected: fail at once (the circuit answers from memory), never wait.
+        rejectIfRedisNotReady: true,
+        inMemoryBlockOnConsumed: 0,
+      });
+      return guardedLimiter(store, memoryLimiter({ ...limiter, name: keyPrefix }), circuit, {
+        points: limiter.points,
+        merge: limiter.memoryMerge ?? 'sum',
+      });
     },
-    async checkStatus() {
-      try {
-        await redis.ping();
-        health.observe(true);
-      } catch {
-        health.observe(false);
-      }
-      return health.degraded ? 'memory-fallback' : 'redis';
-    },
+    checkStatus: () => statusOf('redis', circuit),
     async close() {
+      circuit.close();
       if (redis.status === 'ready') await redis.quit().catch(() => redis.disconnect());
       else redis.disconnect();
     },
@@ -224,7 +183,15 @@ async function redisBackend(url: string, options: OpenLimiterBackendOptions): Pr
 }
 
 async function postgresBackend(pool: pg.Pool, options: OpenLimiterBackendOptions): Promise<LimiterBackend> {
-  const health = new StoreHealth('postgres', options.logger);
+  // Calls are bounded by the pool itself (DATABASE_QUERY_TIMEOUT, src/db/connect.ts).
+  const circuit = new StoreCircuit({
+    kind: 'postgres',
+    logger: options.logger,
+    timeoutMs: null,
+    probe: async () => {
+      await pool.query(`select 1 from ${POSTGRES_LIMITS_TABLE} limit 1`);
+    },
+  });
   // The first limiter creates the shared table (IF NOT EXISTS; a concurrent creation by another
   // instance is tolerated by the library) and then only sweeps rows expired an hour ago. The
   // sweep runs on our timer, not the library's, so that close() can stop it.
@@ -244,37 +211,28 @@ async function postgresBackend(pool: pg.Pool, options: OpenLimiterBackendOptions
   });
   const sweep = setInterval(() => {
     // Store expiry is wall-clock time by the library's design; the rules never depend on it.
-    void (sweeper as unknown as { clearExpired(beforeMs: number): Promise<void> }).clearExpired(Date.now() - 3_600_000);
+    void (sweeper as unknown as { clearExpired(beforeMs: number): Promise<void> }).clearExpired(Date.now() - 3_600_000).catch(() => {});
   }, POSTGRES_SWEEP_INTERVAL_MS);
   sweep.unref();
   return {
     kind: 'postgres',
-    createLimiter: ({ name, points, durationSeconds }) =>
-      wrap(
-        new RateLimiterPostgres({
-          storeClient: pool,
-          storeType: 'pool',
-          tableName: POSTGRES_LIMITS_TABLE,
-          tableCreated: true,
-          clearExpiredByTimeout: false,
-          keyPrefix: name,
-          points,
-          duration: durationSeconds,
-          inMemoryBlockOnConsumed: 0,
-          insuranceLimiter: new InsuranceLimiter({ keyPrefix: name, points, duration: durationSeconds }),
-        }),
-        health,
-      ),
-    async checkStatus() {
-      try {
-        await pool.query(`select 1 from ${POSTGRES_LIMITS_TABLE} limit 1`);
-        health.observe(true);
-      } catch {
-        health.observe(false);
-      }
-      return health.degraded ? 'memory-fallback' : 'postgres';
+    createLimiter: (limiter) => {
+      const store = new RateLimiterPostgres({
+        storeClient: pool,
+        storeType: 'pool',
+        tableName: POSTGRES_LIMITS_TABLE,
+        tableCreated: true,
+        clearExpiredByTimeout: false,
+        keyPrefix: limiter.name,
+        points: limiter.points,
+        duration: limiter.durationSeconds,
+        inMemoryBlockOnConsumed: 0,
+      });
+      return guardedLimiter(store, memoryLimiter(limiter), circuit, { points: limiter.points, merge: limiter.memoryMerge ?? 'sum' });
     },
+    checkStatus: () => statusOf('postgres', circuit),
     close: async () => {
+      circuit.close();
       clearInterval(sweep);
     },
   };

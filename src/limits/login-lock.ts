@@ -100,7 +100,8 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
     durationSeconds: 2 * rule.durationSeconds,
   });
   const inFlight = backend.createLimiter({ name: 'login-in-flight', points: rule.maxFailures, durationSeconds: IN_FLIGHT_SECONDS });
-  const locks = backend.createLimiter({ name: 'login-locks', points: 1, durationSeconds: rule.durationSeconds });
+  // A lock is an instant: one reached in memory during a store outage holds after it, until it ends.
+  const locks = backend.createLimiter({ name: 'login-locks', points: 1, durationSeconds: rule.durationSeconds, memoryMerge: 'max' });
 
   const failureKeys = (subject: LockSubject, now: Date): { current: string; previous: string } => {
     const { index } = fixedWindowAt(now, rule.durationSeconds);

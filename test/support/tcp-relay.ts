@@ -5,10 +5,20 @@
  */
 import net from 'node:net';
 
+/** Which connections a stall freezes: those open now, those opened from now on, or both. */
+export type StallScope = 'all' | 'existing' | 'new';
+
+interface Connection {
+  /** Nothing gets through this connection, either way. */
+  stalled: boolean;
+}
+
 export class TcpRelay {
   readonly #sockets = new Set<net.Socket>();
+  readonly #connections = new Set<Connection>();
   #server: net.Server | null = null;
-  #stalled = false;
+  /** Connections accepted from now on are stalled from their first byte. */
+  #stallNew = false;
   /** Fixed after the first `open()`, so a restored relay answers on the same address. */
   port = 0;
 
@@ -25,18 +35,24 @@ export class TcpRelay {
     if (this.#server) return;
     const server = net.createServer((client) => {
       const upstream = net.connect({ host: this.target.host, port: this.target.port });
+      const connection: Connection = { stalled: this.#stallNew };
+      this.#connections.add(connection);
       for (const socket of [client, upstream]) {
         this.#sockets.add(socket);
         socket.on('close', () => this.#sockets.delete(socket));
         socket.on('error', () => {});
       }
       // One side closing closes the other: the client sees what a dead server would cause.
-      client.on('close', () => upstream.destroy());
+      client.on('close', () => {
+        upstream.destroy();
+        this.#connections.delete(connection);
+      });
       upstream.on('close', () => client.destroy());
       // While stalled, bytes are dropped both ways: a server that stopped answering (a network
-      // partition, a frozen host) rather than one that went away.
-      client.on('data', (chunk: Buffer) => void (this.#stalled || upstream.write(chunk)));
-      upstream.on('data', (chunk: Buffer) => void (this.#stalled || client.write(chunk)));
+      // partition, a frozen host) rather than one that went away. A stalled new connection is
+      // accepted and never answered, not even the protocol's greeting.
+      client.on('data', (chunk: Buffer) => void (connection.stalled || upstream.write(chunk)));
+      upstream.on('data', (chunk: Buffer) => void (connection.stalled || client.write(chunk)));
     });
     await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
     this.port = (server.address() as net.AddressInfo).port;
@@ -51,15 +67,19 @@ export class TcpRelay {
     await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
   }
 
-  /** Connections stay open and new ones are accepted, but nothing gets through either way. */
-  stall(): void {
-    this.#stalled = true;
+  /**
+   * Connections stay open and new ones are accepted, but nothing gets through either way: on the
+   * connections open now (`existing`), on those opened from now on (`new`), or on both (`all`).
+   */
+  stall(scope: StallScope = 'all'): void {
+    if (scope !== 'new') for (const connection of this.#connections) connection.stalled = true;
+    if (scope !== 'existing') this.#stallNew = true;
   }
 
   /** Ends a stall: the connections that lived through it are dropped, new ones work again. */
   async unstall(): Promise<void> {
     await this.cut();
-    this.#stalled = false;
+    this.#stallNew = false;
     await this.open();
   }
 
