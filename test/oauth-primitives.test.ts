@@ -7,7 +7,7 @@ import { createDecipheriv, randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { createEnvelope, keyIdOf } from '../src/crypto/envelope.js';
 import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn } from '../src/oauth/flow-cookie.js';
-import { createCodeChallenge, generateCodeVerifier, generateState } from '../src/oauth/pkce.js';
+import { createCodeChallenge, generateCodeVerifier, generateNonce, generateState } from '../src/oauth/pkce.js';
 import { resolveReturnTo } from '../src/http/return-to.js';
 import { secureRandom } from '../src/random.js';
 
@@ -19,21 +19,22 @@ describe('createCodeChallenge()', () => {
     expect(createCodeChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
   });
 
-  test('verifier and state are 32 random bytes, base64url without padding (43 characters), never repeated', () => {
+  test('verifier, state and nonce are 32 random bytes, base64url without padding (43 characters), never repeated', () => {
     const values = new Set<string>();
     for (let i = 0; i < 50; i += 1) {
-      for (const value of [generateCodeVerifier(secureRandom), generateState(secureRandom)]) {
+      for (const value of [generateCodeVerifier(secureRandom), generateState(secureRandom), generateNonce(secureRandom)]) {
         expect(value).toMatch(/^[A-Za-z0-9_-]{43}$/);
         expect(Buffer.from(value, 'base64url')).toHaveLength(32);
         values.add(value);
       }
     }
-    expect(values.size).toBe(100);
+    expect(values.size).toBe(150);
   });
 
   test('uses the injected random reader', () => {
     const zeros = { read: (bytes: Uint8Array) => bytes.fill(0) };
     expect(generateCodeVerifier(zeros)).toBe('A'.repeat(43));
+    expect(generateNonce(zeros)).toBe('A'.repeat(43));
   });
 });
 
@@ -155,6 +156,7 @@ describe('sealPendingSignIn() / openPendingSignIn()', () => {
     provider: 'github',
     state: generateState(secureRandom),
     codeVerifier: generateCodeVerifier(secureRandom),
+    nonce: generateNonce(secureRandom),
     returnTo: '/settings',
     expiresAt: new Date(now.getTime() + SIGN_IN_FLOW_LIFETIME_SECONDS * 1000),
   };

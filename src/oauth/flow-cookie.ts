@@ -1,5 +1,5 @@
 /**
- * @module The pending sign-in: state, PKCE verifier, provider and return path, carried by the
+ * @module The pending sign-in: state, PKCE verifier, OpenID nonce, provider and return path, carried by the
  * browser between the start and the callback in one HMAC-SHA256-signed value (key AUTH_SECRET).
  * The signature stops a client from planting its own state or return path; the expiry inside
  * the signed payload is checked against the injected clock, so the 10-minute limit (SPEC §3)
@@ -19,6 +19,8 @@ export interface PendingSignIn {
   provider: string;
   state: string;
   codeVerifier: string;
+  /** Sent to an OpenID provider, which puts it in the ID token; GitHub ignores it. */
+  nonce: string;
   returnTo: string;
   expiresAt: Date;
 }
@@ -32,13 +34,21 @@ const payloadSchema = z.object({
   p: z.string().min(1).max(64),
   s: z.string().min(1).max(128),
   c: z.string().min(43).max(128),
+  n: z.string().min(43).max(128),
   r: z.string().min(1).max(4096),
   e: z.number().int().positive(),
 });
 
 export function sealPendingSignIn(secret: string, pending: PendingSignIn): string {
   const payload = Buffer.from(
-    JSON.stringify({ p: pending.provider, s: pending.state, c: pending.codeVerifier, r: pending.returnTo, e: pending.expiresAt.getTime() }),
+    JSON.stringify({
+      p: pending.provider,
+      s: pending.state,
+      c: pending.codeVerifier,
+      n: pending.nonce,
+      r: pending.returnTo,
+      e: pending.expiresAt.getTime(),
+    }),
     'utf8',
   ).toString('base64url');
   return `${payload}.${signPayload(secret, MAC_CONTEXT + payload)}`;
@@ -62,6 +72,13 @@ export function openPendingSignIn(
   if (parsed.e <= now.getTime()) return { ok: false, problem: 'expired' };
   return {
     ok: true,
-    pending: { provider: parsed.p, state: parsed.s, codeVerifier: parsed.c, returnTo: parsed.r, expiresAt: new Date(parsed.e) },
+    pending: {
+      provider: parsed.p,
+      state: parsed.s,
+      codeVerifier: parsed.c,
+      nonce: parsed.n,
+      returnTo: parsed.r,
+      expiresAt: new Date(parsed.e),
+    },
   };
 }

@@ -57,7 +57,8 @@ export function createGitHubProvider(config: GitHubProviderConfig, http: Provide
     id: 'github',
     displayName: 'GitHub',
 
-    createAuthorizationURL({ state, codeChallenge, redirectUri }) {
+    // GitHub is no OpenID provider: the nonce, the callback's `iss` and the clock play no part.
+    async createAuthorizationURL({ state, codeChallenge, redirectUri }) {
       const url = new URL(`${config.authUrl}/authorize`);
       url.searchParams.set('client_id', config.clientId);
       url.searchParams.set('redirect_uri', redirectUri);
@@ -102,6 +103,7 @@ export function createGitHubProvider(config: GitHubProviderConfig, http: Provide
           .split(',')
           .map((s) => s.trim())
           .filter((s) => s.length > 0),
+        idTokenClaims: null,
       };
     },
 
