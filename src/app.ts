@@ -21,8 +21,10 @@ import type { AppEnv } from './http/env.js';
 import { MAX_BODY_BYTES, payloadTooLarge } from './http/json-body.js';
 import { securityHeaders } from './http/security-headers.js';
 import type { DeviceCookieSettings } from './limits/device-cookie.js';
-import type { LimiterStatus } from './limits/limiter-backend.js';
 import type { Logger } from './logger.js';
+import type { ChallengeCookieSettings } from './mfa/challenge.js';
+import type { MfaDeps } from './mfa/flow.js';
+import { createMfaRoutes } from './mfa/routes.js';
 import type { VerificationDeps } from './email-verification/flow.js';
 import { createVerificationRoutes } from './email-verification/routes.js';
 import type { OAuthFlowDeps } from './oauth/flow.js';
@@ -46,14 +48,16 @@ export interface AppDeps {
   cookie: SessionCookieSettings;
   deviceCookie: DeviceCookieSettings;
   session: SessionDeps;
-  /** Which store the limits count in right now, for /readyz. */
-  limiterStatus: () => Promise<LimiterStatus>;
+  /** Whether the service can serve, for /readyz (gatehouse.ts gives operators the detail). */
+  readiness: () => Promise<{ status: 'ready' | 'degraded' | 'unavailable' }>;
   password: PasswordFlowDeps;
   verification: VerificationDeps;
   reset: ResetDeps;
   background: BackgroundTasks;
   oauth: OAuthFlowDeps;
   account: AccountDeps;
+  mfa: MfaDeps;
+  challengeCookie: ChallengeCookieSettings;
 }
 
 function errorBody(error: AppError): Record<string, unknown> {
@@ -114,26 +118,39 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 
   app.get('/healthz', (c) => jsonAnswer(c, { status: 'ok' }));
   app.get('/readyz', async (c) => {
-    const limiter = await deps.limiterStatus();
-    try {
-      await deps.database.ping();
-    } catch {
-      return jsonAnswer(c, { status: 'unavailable', database: 'unreachable', limiter }, 503);
-    }
-    // A limiter on its in-memory fallback still protects every endpoint, only per instance: the
-    // service works, so it stays in rotation (200) and says so for monitoring.
-    return jsonAnswer(c, { status: limiter === 'memory-fallback' ? 'degraded' : 'ready', database: 'ok', limiter });
+    // Only the status: which stores answer, and which do not, is for operators (`readiness()`).
+    // Degraded (the limits count in memory) still serves, so it stays in rotation (200).
+    const { status } = await deps.readiness();
+    return jsonAnswer(c, { status }, status === 'unavailable' ? 503 : 200);
   });
 
   const devMode = deps.config.mode === 'development';
-  app.route('/api/auth', createPasswordRoutes({ flow: deps.password, cookie: deps.cookie, deviceCookie: deps.deviceCookie, devMode }));
+  app.route(
+    '/api/auth',
+    createPasswordRoutes({
+      flow: deps.password,
+      cookie: deps.cookie,
+      deviceCookie: deps.deviceCookie,
+      devMode,
+      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
+    }),
+  );
   app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie, audit: deps.account.stores.audit }));
   app.route('/api/auth', createAccountRoutes({ flow: deps.account, session: deps.session, cookie: deps.cookie, devMode }));
+  app.route('/api/auth', createMfaRoutes({ flow: deps.mfa, session: deps.session, cookie: deps.cookie, challengeCookie: deps.challengeCookie }));
   app.route('/api/auth', createVerificationRoutes({ flow: deps.verification, session: deps.session, cookie: deps.cookie, devMode }));
   app.route('/api/auth', createResetRoutes({ flow: deps.reset, devMode, background: deps.background }));
   // The pages (DESIGN §7) and their static assets, with their own headers (src/web/routes.ts).
   app.route('/', createWebRoutes({ config: deps.config, session: deps.session, cookie: deps.cookie }));
-  app.route('/api/auth', createOAuthRoutes({ flow: deps.oauth, cookie: deps.cookie, loginPageUrl: deps.config.loginPageUrl }));
+  app.route(
+    '/api/auth',
+    createOAuthRoutes({
+      flow: deps.oauth,
+      cookie: deps.cookie,
+      loginPageUrl: deps.config.loginPageUrl,
+      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
+    }),
+  );
 
   app.notFound((c) => jsonAnswer(c, { error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404));
 

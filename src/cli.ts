@@ -11,7 +11,7 @@ import { migrateToLatest, openDatabase } from './db/connect.js';
 import { createStores } from './db/stores.js';
 import { createSmtpMailer } from './outbox/smtp-mailer.js';
 import { formatOutboxTable, runMailWorker } from './outbox/worker.js';
-import { withPersistedDevSecret } from './dev-secret.js';
+import { withPersistedDevEncryptionKey, withPersistedDevSecret } from './dev-secret.js';
 import { describeEnvFile, readEnvFile, type EnvFileOutcome } from './env-file.js';
 import { START_DETAILS_KEY, chooseLogFormat, createCliLogger, type Logger } from './logger.js';
 import { filesOpenToOthers, octalMode, shellQuote, sqliteFiles } from './private-files.js';
@@ -53,7 +53,7 @@ function warnIfDatabaseIsShared(config: Readonly<Config>, logger: Logger): void 
 async function serveCommand(config: Readonly<Config>, envFile: EnvFileOutcome): Promise<void> {
   const logger = cliLogger(config, envFile);
   const started = Date.now();
-  const running = await startServer(withPersistedDevSecret(config, logger), { logger });
+  const running = await startServer(withPersistedDevEncryptionKey(withPersistedDevSecret(config, logger), logger), { logger });
   const shutdown = (signal: string): void => {
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     running.stop().then(
@@ -69,13 +69,14 @@ async function serveCommand(config: Readonly<Config>, envFile: EnvFileOutcome): 
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
   warnIfDatabaseIsShared(config, logger);
-  for (const line of startBanner(config, running.url, Date.now() - started)) {
+  // The running configuration: with PORT=0 and no BASE_URL, it names the port actually bound.
+  for (const line of startBanner(running.gatehouse.config, running.url, Date.now() - started)) {
     logger[line.level]({ [START_DETAILS_KEY]: line.details }, line.message);
   }
 }
 
 async function migrateCommand(config: Readonly<Config>): Promise<void> {
-  const database = openDatabase(config.database);
+  const database = openDatabase(config.database, { queryTimeoutMs: config.databaseQueryTimeoutMs });
   try {
     const { results = [] } = await migrateToLatest(database);
     if (results.length === 0) console.log('Database is up to date.');
@@ -90,7 +91,7 @@ async function mailCommand(config: Readonly<Config>, envFile: EnvFileOutcome, on
     throw new ConfigError(['SMTP_URL: required for gatehouse mail; set it to smtp://user:password@host:587']);
   }
   const logger = cliLogger(config, envFile);
-  const database = openDatabase(config.database);
+  const database = openDatabase(config.database, { queryTimeoutMs: config.databaseQueryTimeoutMs });
   const mailer = createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from, tls: config.mail.smtpTls });
   const stop = new AbortController();
   process.once('SIGTERM', () => stop.abort());
@@ -110,7 +111,7 @@ async function mailCommand(config: Readonly<Config>, envFile: EnvFileOutcome, on
 }
 
 async function outboxCommand(config: Readonly<Config>, limit: number): Promise<void> {
-  const database = openDatabase(config.database);
+  const database = openDatabase(config.database, { queryTimeoutMs: config.databaseQueryTimeoutMs });
   try {
     const stores = createStores(database.kysely, database.dialect);
     const emails = await stores.outbox.listEmails(limit);

@@ -16,7 +16,8 @@ export type RateLimitName =
   | 'resendVerificationDaily'
   | 'oauthCallback'
   | 'securityNotice'
-  | 'emailChange';
+  | 'emailChange'
+  | 'mfaVerify';
 
 export interface RateLimitRule {
   points: number;
@@ -30,6 +31,38 @@ export interface GitHubProviderConfig {
   clientSecret: string;
   authUrl: string;
   apiUrl: string;
+}
+
+/** Providers that need only OIDC_<ID>_CLIENT_ID and _CLIENT_SECRET (their issuer can still be overridden). */
+export const OIDC_PRESETS: Readonly<Record<string, { name: string; issuer: string }>> = Object.freeze({
+  google: { name: 'Google', issuer: 'https://accounts.google.com' },
+  gitlab: { name: 'GitLab', issuer: 'https://gitlab.com' },
+  // Microsoft's multi-tenant issuer: its discovery document names `{tenantid}` in place of the
+  // tenant, and each ID token carries its own tenant's issuer (openid-client checks it against `tid`).
+  microsoft: { name: 'Microsoft', issuer: 'https://login.microsoftonline.com/common/v2.0' },
+});
+
+/** The requested scopes when OIDC_<ID>_SCOPES is unset. */
+export const DEFAULT_OIDC_SCOPES: readonly string[] = Object.freeze(['openid', 'email', 'profile']);
+
+export interface OidcProviderConfig {
+  /** The Issuer Identifier; discovery reads `<issuer>/.well-known/openid-configuration`. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: readonly string[];
+}
+
+/** One id of OIDC_PROVIDERS and what its OIDC_<ID>_* variables say. */
+export interface OidcProviderSetting {
+  /** The path segment of /api/auth/oauth/<id> and the `provider` of its linked accounts. */
+  id: string;
+  /** For people: the button reads "Sign in with <name>". */
+  name: string;
+  /** null when one of its own variables is missing or malformed. */
+  config: Readonly<OidcProviderConfig> | null;
+  /** Empty when the provider can be used; else each missing or malformed variable, AUTH_SECRET and ENCRYPTION_KEY_BASE64 included. */
+  problems: readonly string[];
 }
 
 export interface MailConfig {
@@ -72,6 +105,10 @@ export interface Config {
   redisUrl: string | null;
   /** Prefix of every Redis key, so several deployments can share one Redis. */
   redisKeyPrefix: string;
+  /** REDIS_TIMEOUT: past it a limiter call is answered from memory and Redis is probed off the request path. */
+  redisTimeoutMs: number;
+  /** DATABASE_QUERY_TIMEOUT: PostgreSQL's statement_timeout, and the client's bound on a connection that does not answer. */
+  databaseQueryTimeoutMs: number;
   /** null only outside production, until the server fills it from the data folder. */
   jwtSecret: string | null;
   sessionExpiresInSeconds: number;
@@ -94,9 +131,16 @@ export interface Config {
   github: GitHubProviderConfig | null;
   authSecret: string | null;
   encryptionKeys: readonly Buffer[];
+  /**
+   * Outside production without ENCRYPTION_KEY_BASE64: a key generated once into the data folder
+   * (dev-secret.ts), which seals two-factor secrets only; null otherwise.
+   */
+  generatedEncryptionKey: Buffer | null;
   oauthProblems: readonly string[];
   /** The provider flow's variables that are not set at all (all four: nobody tried to turn it on). */
   oauthUnset: readonly string[];
+  /** OIDC_PROVIDERS, in the order listed (the login page's order). */
+  oidcProviders: readonly Readonly<OidcProviderSetting>[];
   mail: Readonly<MailConfig>;
 }
 
@@ -134,6 +178,11 @@ export const CONFIG_VARIABLES = [
     meaning: 'comma-separated origins (https://app.example.com) of front ends that may call the API with credentials (CORS)',
   },
   { name: 'DATABASE_URL', default: 'sqlite:./data/gatehouse.db', meaning: 'postgres://user:password@host:5432/db, sqlite:<path> or sqlite::memory:' },
+  {
+    name: 'DATABASE_QUERY_TIMEOUT',
+    default: '5s',
+    meaning: 'PostgreSQL: longest a statement may run, and wait for an answer, before the request gets 503 (250ms, 5s or 1m; a bare number is seconds)',
+  },
   { name: 'MIGRATE_ON_START', default: 'true', meaning: 'apply pending database migrations when the server starts (true or false)' },
   {
     name: 'JWT_SECRET',
@@ -201,6 +250,11 @@ export const CONFIG_VARIABLES = [
     meaning: 'security notice emails (account locked, password changed, provider linked) per user; past it a notice is dropped, not queued',
   },
   { name: 'RATE_LIMIT_EMAIL_CHANGE', default: '5/1h', meaning: 'email change requests per user, and separately per client IP (each mails a link)' },
+  {
+    name: 'RATE_LIMIT_MFA_VERIFY',
+    default: '10/15m',
+    meaning: 'second-factor code checks (POST /api/auth/2fa/verify) per client IP; wrong codes also count toward the login lock',
+  },
   { name: 'RATE_LIMIT_OAUTH_CALLBACK', default: '20/15m', meaning: 'sign-in provider callbacks per client IP (a refused one lands on the login page)' },
   { name: 'LOCKOUT_MAX_FAILURES', default: '5', meaning: 'failed logins (by email, and by IP) that lock sign-in (1 to 1000)' },
   { name: 'LOCKOUT_DURATION', default: '15m', meaning: 'how long a login lock lasts: 900, 15m or 1h (at most 7 days)' },
@@ -212,11 +266,22 @@ export const CONFIG_VARIABLES = [
     meaning: "redis:// or rediss:// where rate limits and locks are counted (unset: in PostgreSQL when DATABASE_URL is, else in this process's memory)",
   },
   { name: 'REDIS_KEY_PREFIX', default: 'gatehouse', meaning: 'prefix of every Redis key, so deployments can share a Redis' },
+  {
+    name: 'REDIS_TIMEOUT',
+    default: '250ms',
+    meaning: "longest a rate limit or lock waits for Redis before this instance's memory answers instead (250ms or 1s; a bare number is seconds)",
+  },
   { name: 'GITHUB_CLIENT_ID', default: '', meaning: "Sign in with GitHub: the OAuth app's client id (its callback: $BASE_URL/api/auth/callback/github)" },
   { name: 'GITHUB_CLIENT_SECRET', default: '', meaning: "Sign in with GitHub: the OAuth app's client secret" },
   { name: 'GITHUB_AUTH_URL', default: 'https://github.com/login/oauth', meaning: "GitHub's OAuth base URL (change it for GitHub Enterprise)" },
   { name: 'GITHUB_API_URL', default: 'https://api.github.com', meaning: "GitHub's REST API base URL" },
-  { name: 'AUTH_SECRET', default: '', meaning: 'signs the short-lived provider sign-in cookie, at least 16 characters (Sign in with GitHub needs it)' },
+  {
+    name: 'OIDC_PROVIDERS',
+    default: '',
+    meaning:
+      'Sign in with OpenID Connect: comma-separated provider ids (google, gitlab, microsoft or one of your own); each reads OIDC_<ID>_ISSUER (presets: not needed), _CLIENT_ID, _CLIENT_SECRET, and optionally _NAME and _SCOPES (callback: $BASE_URL/api/auth/callback/<id>)',
+  },
+  { name: 'AUTH_SECRET', default: '', meaning: 'signs the short-lived provider sign-in cookie, at least 16 characters (every sign-in provider needs it)' },
   {
     name: 'ENCRYPTION_KEY_BASE64',
     default: '',
@@ -252,6 +317,8 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   securityNotice: { points: 10, durationSeconds: 24 * 3600 },
   // Each request mails a link to an address of the requester's choosing.
   emailChange: { points: 5, durationSeconds: 3600 },
+  // Codes are also counted by the login lock of the email; this bounds what one address tries.
+  mfaVerify: { points: 10, durationSeconds: 15 * 60 },
 });
 
 /**
@@ -271,6 +338,7 @@ const RATE_LIMIT_VARIABLES: Record<RateLimitName, ConfigVariable> = {
   oauthCallback: 'RATE_LIMIT_OAUTH_CALLBACK',
   securityNotice: 'RATE_LIMIT_SECURITY_NOTICE',
   emailChange: 'RATE_LIMIT_EMAIL_CHANGE',
+  mfaVerify: 'RATE_LIMIT_MFA_VERIFY',
 };
 
 /** Parses `900`, `900s`, `15m` or `1h` into seconds; null when malformed. */
@@ -281,6 +349,24 @@ export function parseDurationSeconds(text: string): number | null {
   const unit = match[2] === 'h' ? 3600 : match[2] === 'm' ? 60 : 1;
   const seconds = value * unit;
   return seconds > 0 ? seconds : null;
+}
+
+/** Parses `250ms`, or any duration `parseDurationSeconds` takes (`5`, `5s`, `1m`), into milliseconds; null when malformed. */
+export function parseDurationMs(text: string): number | null {
+  const millis = /^(\d{1,9})\s*ms$/.exec(text.trim());
+  if (millis) return Number(millis[1]) > 0 ? Number(millis[1]) : null;
+  const seconds = parseDurationSeconds(text);
+  return seconds === null ? null : seconds * 1000;
+}
+
+/**
+ * The configuration once the server is bound. With PORT=0 the system picks the port; without
+ * BASE_URL the links, the allowed origin and the OAuth callback must name that port, not 0.
+ */
+export function withBoundPort(config: Readonly<Config>, boundPort: number): Readonly<Config> {
+  // `http://localhost:0` is what an unset BASE_URL gives with PORT=0, and no browser can reach it.
+  if (config.port !== 0 || config.baseUrl !== 'http://localhost:0') return config;
+  return Object.freeze({ ...config, port: boundPort, baseUrl: `http://localhost:${boundPort}` });
 }
 
 /** Parses `<count>/<window>` such as `10/15m`; null when malformed. */
@@ -315,6 +401,82 @@ export function parseOrigin(text: string): string | null {
 }
 
 type Env = Record<string, string | undefined>;
+
+/** OIDC_PROVIDERS ids: they become a path segment, a column value (32 characters) and part of variable names. */
+const OIDC_PROVIDER_ID = /^[a-z][a-z0-9_]{0,31}$/;
+/** A scope token (RFC 6749 §3.3). */
+const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
+
+/**
+ * OIDC_PROVIDERS and each id's OIDC_<ID>_* variables. A malformed list stops the start (there is
+ * no provider to answer for it); a provider's own missing or malformed variable only turns that
+ * provider off, like GitHub's: its routes answer 503 naming the variable, the rest runs (DESIGN §3).
+ * The per-id names are built from the list, so they are read here and not through `read`, which
+ * knows only the fixed names of CONFIG_VARIABLES.
+ */
+function readOidcProviders(env: Env, mode: Config['mode'], problems: string[], sharedProblems: readonly string[]): OidcProviderSetting[] {
+  const value = (name: string): string | undefined => {
+    const raw = env[name];
+    return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
+  };
+  const providers: OidcProviderSetting[] = [];
+  for (const id of (value('OIDC_PROVIDERS') ?? '').split(',').map((part) => part.trim())) {
+    if (id === '') continue;
+    if (!OIDC_PROVIDER_ID.test(id)) {
+      problems.push(`OIDC_PROVIDERS: expected comma-separated ids of lowercase letters, digits and _ (at most 32, starting with a letter), got "${id}"`);
+      continue;
+    }
+    if (id === 'github') {
+      problems.push('OIDC_PROVIDERS: "github" is the built-in GitHub provider (GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET); choose another id');
+      continue;
+    }
+    if (providers.some((provider) => provider.id === id)) {
+      problems.push(`OIDC_PROVIDERS: "${id}" is listed twice`);
+      continue;
+    }
+    const prefix = `OIDC_${id.toUpperCase()}_`;
+    const preset = OIDC_PRESETS[id];
+    const own: string[] = [];
+
+    const rawIssuer = value(`${prefix}ISSUER`) ?? preset?.issuer;
+    let issuer: string | null = null;
+    if (rawIssuer === undefined) {
+      own.push(`${prefix}ISSUER must be set (the provider's issuer URL, such as https://idp.example.com)`);
+    } else if (!z.url({ protocol: /^https?$/ }).safeParse(rawIssuer).success || /[?#]/.test(rawIssuer)) {
+      own.push(`${prefix}ISSUER must be an http(s) URL without query or fragment, got "${rawIssuer}"`);
+    } else if (mode === 'production' && !rawIssuer.startsWith('https://')) {
+      own.push(`${prefix}ISSUER must be an https:// URL in production (plain http only outside production), got "${rawIssuer}"`);
+    } else {
+      issuer = rawIssuer;
+    }
+    const clientId = value(`${prefix}CLIENT_ID`) ?? null;
+    if (clientId === null) own.push(`${prefix}CLIENT_ID must be set`);
+    const clientSecret = value(`${prefix}CLIENT_SECRET`) ?? null;
+    if (clientSecret === null) own.push(`${prefix}CLIENT_SECRET must be set`);
+
+    const name = value(`${prefix}NAME`) ?? preset?.name ?? id;
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
+    if (name.length > 40 || /[\u0000-\u001f\u007f<>"]/.test(name)) {
+      own.push(`${prefix}NAME must be a plain label of at most 40 characters, without quotes, angle brackets or line breaks`);
+    }
+    const rawScopes = value(`${prefix}SCOPES`);
+    const scopes = rawScopes === undefined ? DEFAULT_OIDC_SCOPES : [...new Set(rawScopes.split(/[\s,]+/).filter((scope) => scope !== ''))];
+    if (!scopes.every((scope) => SCOPE_TOKEN.test(scope)) || !scopes.includes('openid')) {
+      own.push(`${prefix}SCOPES must be space-separated scopes that include openid, such as "openid email profile", got "${rawScopes}"`);
+    }
+
+    providers.push({
+      id,
+      name,
+      config:
+        issuer !== null && clientId !== null && clientSecret !== null && own.length === 0
+          ? Object.freeze({ issuer, clientId, clientSecret, scopes: Object.freeze([...scopes]) })
+          : null,
+      problems: Object.freeze([...own, ...sharedProblems]),
+    });
+  }
+  return providers;
+}
 
 /** Reads the environment once; throws ConfigError naming every bad variable. */
 export function loadConfig(env: Env): Readonly<Config> {
@@ -380,6 +542,16 @@ export function loadConfig(env: Env): Readonly<Config> {
   if (!/^[A-Za-z0-9:_-]{1,64}$/.test(redisKeyPrefix)) {
     problems.push('REDIS_KEY_PREFIX: expected 1 to 64 letters, digits, ":", "_" or "-"');
   }
+  const timeout = (name: ConfigVariable, fallbackMs: number, minMs: number, maxMs: number, range: string): number => {
+    const raw = read(name);
+    if (raw === undefined) return fallbackMs;
+    const ms = parseDurationMs(raw);
+    if (ms !== null && ms >= minMs && ms <= maxMs) return ms;
+    problems.push(`${name}: expected a duration from ${range}, such as 250ms, 5s or 1m (a bare number is seconds), got "${raw}"`);
+    return fallbackMs;
+  };
+  const redisTimeoutMs = timeout('REDIS_TIMEOUT', 250, 10, 60_000, '10ms to 60s');
+  const databaseQueryTimeoutMs = timeout('DATABASE_QUERY_TIMEOUT', 5000, 100, 3_600_000, '100ms to 1h');
 
   const jwtSecret = read('JWT_SECRET') ?? null;
   if (jwtSecret === null && mode === 'production') {
@@ -485,26 +657,30 @@ export function loadConfig(env: Env): Readonly<Config> {
   const github = clientId && clientSecret ? { clientId, clientSecret, authUrl, apiUrl } : null;
   const oauthUnset = GITHUB_SIGN_IN_VARIABLES.filter((name) => read(name) === undefined);
 
+  // AUTH_SECRET and ENCRYPTION_KEY_BASE64 serve every provider: their problems are each provider's.
+  const sharedOAuthProblems: string[] = [];
   const authSecret = read('AUTH_SECRET') ?? null;
-  if (authSecret === null) oauthProblems.push('AUTH_SECRET must be set (at least 16 characters)');
-  else if (authSecret.length < 16) oauthProblems.push('AUTH_SECRET must be at least 16 characters');
+  if (authSecret === null) sharedOAuthProblems.push('AUTH_SECRET must be set (at least 16 characters)');
+  else if (authSecret.length < 16) sharedOAuthProblems.push('AUTH_SECRET must be at least 16 characters');
 
   // The first key encrypts; the older ones, comma-separated after it, only decrypt (rotation).
   const encryptionKeys: Buffer[] = [];
   const rawKeys = read('ENCRYPTION_KEY_BASE64');
   if (rawKeys === undefined) {
-    oauthProblems.push('ENCRYPTION_KEY_BASE64 must be set (base64 of 32 random bytes)');
+    sharedOAuthProblems.push('ENCRYPTION_KEY_BASE64 must be set (base64 of 32 random bytes)');
   } else {
     for (const part of rawKeys.split(',').map((p) => p.trim())) {
       const key = /^[A-Za-z0-9+/]+={0,2}$/.test(part) ? Buffer.from(part, 'base64') : Buffer.alloc(0);
       if (key.length !== 32) {
-        oauthProblems.push('ENCRYPTION_KEY_BASE64 must be the base64 of exactly 32 bytes (for example: openssl rand -base64 32)');
+        sharedOAuthProblems.push('ENCRYPTION_KEY_BASE64 must be the base64 of exactly 32 bytes (for example: openssl rand -base64 32)');
         encryptionKeys.length = 0;
         break;
       }
       encryptionKeys.push(key);
     }
   }
+  oauthProblems.push(...sharedOAuthProblems);
+  const oidcProviders = readOidcProviders(env, mode, problems, sharedOAuthProblems);
 
   const rawBreachCheck = read('PASSWORD_BREACH_CHECK') ?? 'off';
   if (rawBreachCheck !== 'off' && rawBreachCheck !== 'hibp') problems.push(`PASSWORD_BREACH_CHECK: expected off or hibp, got "${rawBreachCheck}"`);
@@ -548,6 +724,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     dataDir,
     redisUrl,
     redisKeyPrefix,
+    redisTimeoutMs,
+    databaseQueryTimeoutMs,
     jwtSecret,
     sessionExpiresInSeconds,
     sessionCookieName,
@@ -565,8 +743,10 @@ export function loadConfig(env: Env): Readonly<Config> {
     github: github && Object.freeze(github),
     authSecret: authSecret !== null && authSecret.length >= 16 ? authSecret : null,
     encryptionKeys: Object.freeze(encryptionKeys),
+    generatedEncryptionKey: null,
     oauthProblems: Object.freeze(oauthProblems),
     oauthUnset: Object.freeze(oauthUnset),
+    oidcProviders: Object.freeze(oidcProviders),
     mail: Object.freeze({ smtpUrl, smtpTls, from: mailFrom, appName, maxAttempts: mailMaxAttempts, delivery }),
   });
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Config } from './config.js';
 import type { Logger } from './logger.js';
 import { PRIVATE_FILE_MODE, filesOpenToOthers, makePrivateDirectory, octalMode, writePrivateFile } from './private-files.js';
-import { randomBase64url, secureRandom } from './random.js';
+import { randomBase64url, randomBytes, secureRandom } from './random.js';
 
 export const DEV_SECRET_FILE = 'jwt-secret';
 
@@ -40,4 +40,47 @@ export function withPersistedDevSecret(config: Readonly<Config>, logger: Logger)
     logger.warn({ file }, 'JWT_SECRET is not set: using the generated secret from the data folder. Set JWT_SECRET in production.');
   }
   return Object.freeze({ ...config, jwtSecret: secret });
+}
+
+export const DEV_ENCRYPTION_KEY_FILE = 'encryption-key';
+
+/**
+ * Outside production without ENCRYPTION_KEY_BASE64, two-factor secrets are sealed with a key
+ * generated once into the data folder (0600), so `npm start` can turn 2FA on with no setup. It
+ * seals nothing else: provider tokens still need ENCRYPTION_KEY_BASE64, which production requires.
+ */
+export function withPersistedDevEncryptionKey(config: Readonly<Config>, logger: Logger): Readonly<Config> {
+  if (config.encryptionKeys.length > 0 || config.mode === 'production') return config;
+  const file = path.join(config.dataDir, DEV_ENCRYPTION_KEY_FILE);
+  let key: Buffer;
+  try {
+    key = Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+  } catch {
+    key = Buffer.alloc(0);
+  }
+  if (key.length !== 32) {
+    key = Buffer.from(randomBytes(secureRandom, 32));
+    try {
+      makePrivateDirectory(config.dataDir);
+      writePrivateFile(file, `${key.toString('base64')}\n`);
+    } catch (error) {
+      // Not worth refusing to start over: without a kept key two-factor setup answers 503 naming
+      // the variable, and everything else works (a read-only data folder, for example).
+      logger.warn(
+        { file, reason: error instanceof Error ? error.message : String(error) },
+        'ENCRYPTION_KEY_BASE64 is not set and no key could be kept in the data folder: two-factor sign-in is off.',
+      );
+      return config;
+    }
+    logger.warn(
+      { file },
+      'ENCRYPTION_KEY_BASE64 is not set: generated a key for two-factor secrets in the data folder. Set ENCRYPTION_KEY_BASE64 in production.',
+    );
+  } else {
+    for (const open of filesOpenToOthers([file])) {
+      fs.chmodSync(file, PRIVATE_FILE_MODE);
+      logger.warn({ file, mode: octalMode(open.mode) }, `${file} could be read by other users (mode ${octalMode(open.mode)}); changed it to 0600.`);
+    }
+  }
+  return Object.freeze({ ...config, generatedEncryptionKey: key });
 }

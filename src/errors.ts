@@ -21,6 +21,9 @@ export const ERROR_CODES = [
   'reauthentication_required',
   'password_not_set',
   'last_sign_in_method',
+  'invalid_code',
+  'mfa_already_enabled',
+  'mfa_not_enabled',
   'provider_unavailable',
 ] as const;
 

@@ -8,6 +8,7 @@ import { createBackgroundTasks, sweepExpiredRows, type SweepReport } from './bac
 import { systemClock, type Clock } from './clock.js';
 import { ConfigError, type Config } from './config.js';
 import { migrateToLatest, openDatabase, type DatabaseHandle } from './db/connect.js';
+import { createEnvelope } from './crypto/envelope.js';
 import { createStores, type Stores } from './db/stores.js';
 import { createConsumedSignInStore } from './db/token-stores.js';
 import type { DeliveryReport } from './outbox/dispatcher.js';
@@ -19,15 +20,16 @@ import { secureRandom, type RandomReader } from './random.js';
 import type { ConnectionInfo } from './http/env.js';
 import { deviceCookieSettings } from './limits/device-cookie.js';
 import { createDeviceTokenKey } from './limits/device-token.js';
-import { openLimiterBackend } from './limits/limiter-backend.js';
+import { openLimiterBackend, type LimiterBackend, type LimiterStatus } from './limits/limiter-backend.js';
 import { createLoginLock, type LoginLock } from './limits/login-lock.js';
 import { createRateLimits } from './limits/rate-limits.js';
 import { createLogger, type Logger } from './logger.js';
+import { challengeCookieSettings, createChallengeKey } from './mfa/challenge.js';
 import { createHashPool } from './password/hash-pool.js';
 import { createHibpBreachCheck } from './password/breach-check.js';
 import { createBcryptHasher, createSecretHasher, type PasswordHasher } from './password/hasher.js';
 import { RESET_TOKEN_BCRYPT_ROUNDS } from './password-reset/flow.js';
-import { BUILT_IN_PROVIDERS, createOAuthSetup, type ProviderHTTPSettings } from './oauth/setup.js';
+import { createOAuthSetup, type ProviderHTTPSettings } from './oauth/setup.js';
 import { validateSessionToken } from './session/flow.js';
 import { createLastSeenRecorder } from './session/last-seen.js';
 import { createSessionTokenCodec } from './session/token.js';
@@ -53,7 +55,8 @@ export interface GatehouseOptions {
 
 export interface GatehouseSession {
   user: PublicUser;
-  session: { id: string; expires: string };
+  /** `methods`: how the sign-in was proven (`password`, `totp`, `recovery_code`, `github`, …), so an app can demand a second factor. */
+  session: { id: string; expires: string; methods: readonly string[] };
 }
 
 export interface Gatehouse {
@@ -74,8 +77,25 @@ export interface Gatehouse {
    * runs it at start and hourly; throws on a database failure.
    */
   sweep(now?: Date): Promise<SweepReport>;
+  /**
+   * What the public `GET /readyz` answers (only its `status`), with the detail for operators:
+   * whether the database answers and where the limits count. Answers within 2 s whatever the
+   * database or the limiter store does; a change of status is logged as a warning.
+   */
+  readiness(): Promise<Readiness>;
   /** Closes the email sender, the hashing threads, the rate limit store and the database. In-flight requests should be finished first. */
   close(): Promise<void>;
+}
+
+/**
+ * `ready`; `degraded` while the limits count in this instance's memory because their shared store
+ * does not answer (the service works: it stays in rotation); `unavailable` while the database
+ * does not answer.
+ */
+export interface Readiness {
+  status: 'ready' | 'degraded' | 'unavailable';
+  database: 'ok' | 'unreachable';
+  limiter: LimiterStatus;
 }
 
 /**
@@ -89,12 +109,13 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   }
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const database = options.database ?? openDatabase(config.database);
+  const database = options.database ?? openDatabase(config.database, { queryTimeoutMs: config.databaseQueryTimeoutMs });
   let limiterBackend;
   try {
     if (config.migrateOnStart) await migrateToLatest(database);
     limiterBackend = await openLimiterBackend({
       redisUrl: config.redisUrl,
+      redisTimeoutMs: config.redisTimeoutMs,
       postgresPool: database.postgresPool,
       keyPrefix: config.redisKeyPrefix,
       logger,
@@ -144,6 +165,24 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     lockedForMinutes: Math.ceil(config.lockout.durationSeconds / 60),
     onEmailQueued: emailPump.kick,
   };
+  const readiness = createReadinessCheck(database, limiterBackend, logger);
+  // Two-factor secrets are sealed with ENCRYPTION_KEY_BASE64, or outside production with the key
+  // generated into the data folder; with neither, setup answers 503 naming the variable.
+  const mfaKeys = config.encryptionKeys.length > 0 ? config.encryptionKeys : config.generatedEncryptionKey !== null ? [config.generatedEncryptionKey] : [];
+  const mfa = {
+    stores,
+    hasher,
+    loginLock,
+    notices,
+    background,
+    random,
+    limits,
+    session,
+    appName: config.mail.appName,
+    challengeKey: createChallengeKey(config.jwtSecret),
+    spentChallenges: consumedSignIns,
+    envelope: mfaKeys.length > 0 ? createEnvelope(mfaKeys) : null,
+  };
   const app = createApp({
     config,
     clock,
@@ -152,7 +191,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     cookie,
     deviceCookie: deviceCookieSettings(config.httpsBaseUrl),
     session,
-    limiterStatus: () => limiterBackend.checkStatus(),
+    readiness,
     password: {
       stores,
       hasher,
@@ -165,6 +204,8 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       notices,
       background,
     },
+    mfa,
+    challengeCookie: challengeCookieSettings(config.httpsBaseUrl),
     account: {
       stores,
       hasher,
@@ -194,15 +235,14 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     },
     background,
     oauth: {
-      knownProviders: BUILT_IN_PROVIDERS,
-      setup: createOAuthSetup(config, options.providerHTTP),
-      problems: config.oauthProblems,
+      ...createOAuthSetup(config, options.providerHTTP),
       baseUrl: config.baseUrl,
       defaultReturnTo: config.defaultReturnTo,
       random,
       stores,
       session,
       appName: config.mail.appName,
+      logger,
       onEmailQueued: emailPump.kick,
       limits,
       consumedSignIns,
@@ -222,7 +262,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       if (valid === null) return null;
       return {
         user: toPublicUser(valid.user),
-        session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString() },
+        session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString(), methods: valid.session.methods },
       };
     },
     // Work still running off a response path may be about to queue an email: let it finish.
@@ -231,6 +271,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       return emailPump.drain();
     },
     sweep: (now = clock.now()) => sweepExpiredRows({ stores, consumedSignIns, auditRetentionDays: config.auditRetentionDays }, now),
+    readiness,
     async close() {
       try {
         await background.settle();
@@ -242,6 +283,29 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
         await database.close();
       }
     },
+  };
+}
+
+/** Asks the database and the limiter store at once (each bounded to 1.5 s) and logs each change of status. */
+function createReadinessCheck(database: DatabaseHandle, limiterBackend: LimiterBackend, logger: Logger): () => Promise<Readiness> {
+  let lastStatus: Readiness['status'] = 'ready';
+  return async () => {
+    const [databaseState, limiter] = await Promise.all([
+      database.ping().then(
+        () => 'ok' as const,
+        () => 'unreachable' as const,
+      ),
+      limiterBackend.checkStatus(),
+    ]);
+    // A limiter on its in-memory fallback still protects every endpoint, only per instance.
+    const status = databaseState === 'unreachable' ? 'unavailable' : limiter === 'memory-fallback' ? 'degraded' : 'ready';
+    const readiness: Readiness = { status, database: databaseState, limiter };
+    if (status !== lastStatus) {
+      // A warning both ways: whoever watches warnings sees the end of an incident too.
+      logger.warn({ readiness, previous: lastStatus }, `readiness changed from ${lastStatus} to ${status}`);
+      lastStatus = status;
+    }
+    return readiness;
   };
 }
 

@@ -6,6 +6,7 @@
 import type { EmailChangeTokenStore } from './account/store.js';
 import type { AuditStore } from './audit/audit-log.js';
 import type { VerificationTokenStore } from './email-verification/store.js';
+import type { RecoveryCodeStore, TotpStore } from './mfa/store.js';
 import type { AccountStore } from './oauth/store.js';
 import type { OutboxStore } from './outbox/outbox.js';
 import type { ResetTokenStore } from './password-reset/store.js';
@@ -21,6 +22,8 @@ export interface Stores {
   outbox: OutboxStore;
   accounts: AccountStore;
   emailChangeTokens: EmailChangeTokenStore;
+  totp: TotpStore;
+  recoveryCodes: RecoveryCodeStore;
   /** Runs `work` in one transaction; nested calls join the outer one. */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
 }

@@ -57,7 +57,8 @@ describeEachDialect('account self-service (DESIGN §9.2)', (dialect) => {
     const session = await issueSession(
       { sessions: t.gatehouse.stores.sessions, tokens: createSessionTokenCodec(TEST_JWT_SECRET), sessionExpiresInSeconds: 86400 },
       id,
-      new Date(t.clock.now().getTime() - ageMs),
+      { now: new Date(t.clock.now().getTime() - ageMs), ip: '192.0.2.44', userAgent: 'Provider-Only/1.0' },
+      ['github'],
     );
     return { id, cookie: `${COOKIE}=${session.token}` };
   }

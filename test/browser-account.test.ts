@@ -11,6 +11,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import { totp } from './support/totp-oracle.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-sync'];
@@ -53,6 +54,8 @@ describe.skipIf(!hasBrowser)('the account page in Chromium', { timeout: 60_000 }
         RATE_LIMIT_REGISTER: '1000/15m',
         RATE_LIMIT_LOGIN: '1000/15m',
         RATE_LIMIT_EMAIL_CHANGE: '1000/1h',
+        RATE_LIMIT_MFA_VERIFY: '1000/15m',
+        ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
         PORT: String(port),
         BASE_URL: `http://127.0.0.1:${port}`,
       },
@@ -207,5 +210,48 @@ describe.skipIf(!hasBrowser)('the account page in Chromium', { timeout: 60_000 }
       body: JSON.stringify({ email, password: PASSWORD }),
     });
     expect(login.status).toBe(401);
+  });
+
+  test('two-factor: set up on /account with the QR code, then sign in with the code step of the login page', async () => {
+    const email = await newAccount('totp');
+    const page = await signedInAt(email);
+    await page.waitForFunction(() => document.getElementById('mfa-status')?.textContent === 'Off.');
+    await page.fill('#mfa-setup-current', PASSWORD);
+    await page.click('#mfa-setup-form button[type="submit"]');
+    await page.waitForSelector('#mfa-enable-form:not([hidden])');
+    const secret = (await page.locator('#mfa-secret').textContent())!;
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+    // The QR code is an image made by the server: a data: SVG, which the pages' CSP allows.
+    expect(await page.locator('#mfa-qr').getAttribute('src')).toMatch(/^data:image\/svg\+xml/);
+    expect(await page.locator('#mfa-qr').evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'account-2fa-setup-desktop.png'), fullPage: true });
+    await page.fill('#mfa-code', totp(secret, Date.now()));
+    await page.click('#mfa-enable-form button[type="submit"]');
+    expect(await waitForMessage(page, /on/)).toBe('Two-factor sign-in is on.');
+    expect(await page.locator('#mfa-code-list li').count()).toBe(10);
+    const recoveryCode = (await page.locator('#mfa-code-list li').first().textContent())!;
+
+    const login = await openPage();
+    await login.goto('/login');
+    await login.fill('#email', email);
+    await login.fill('#password', PASSWORD);
+    await login.click('#first-factor button[type="submit"]');
+    await login.waitForSelector('#mfa-form:not([hidden])');
+    await login.fill('#mfa-code', '000000' === totp(secret, Date.now(), 1) ? '111111' : '000000');
+    await login.click('#mfa-form button[type="submit"]');
+    expect(await waitForMessage(login, /not right/)).toContain('That code is not right.');
+    await login.fill('#mfa-code', totp(secret, Date.now(), 1));
+    await login.click('#mfa-form button[type="submit"]');
+    await login.waitForURL('**/dashboard');
+
+    const withRecovery = await openPage();
+    await withRecovery.goto('/login');
+    await withRecovery.fill('#email', email);
+    await withRecovery.fill('#password', PASSWORD);
+    await withRecovery.click('#first-factor button[type="submit"]');
+    await withRecovery.waitForSelector('#mfa-form:not([hidden])');
+    await withRecovery.fill('#mfa-code', recoveryCode);
+    await withRecovery.click('#mfa-form button[type="submit"]');
+    await withRecovery.waitForURL('**/dashboard');
   });
 });

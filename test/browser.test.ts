@@ -16,6 +16,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { startFakeGitHub, type FakeGitHub } from './support/fake-github.js';
+import { startOidcProvider, type RealOidcProvider } from './support/oidc-provider.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -324,12 +325,12 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     await page.goto('/login');
     expect(await page.title()).toBe('Sign in · Gatehouse');
     await screenshots(page, 'login');
-    const buttonBefore = await page.locator('button[type="submit"]').boundingBox();
+    const buttonBefore = await page.locator('#first-factor button[type="submit"]').boundingBox();
 
     await signIn(page, email, 'Wrong-Password-1');
     expect(await waitForMessage(page, /not correct/)).toBe('The email address or password is not correct.');
     expect(await page.getAttribute('#message', 'role')).toBe('alert');
-    const buttonAfter = await page.locator('button[type="submit"]').boundingBox();
+    const buttonAfter = await page.locator('#first-factor button[type="submit"]').boundingBox();
     expect(buttonAfter!.y).toBe(buttonBefore!.y);
     await screenshots(page, 'login-error');
 
@@ -600,5 +601,82 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     });
     expect(attackerLogin.status).toBe(401);
     await createAccount(email);
+  });
+});
+
+/**
+ * "Sign in with <provider>" for an OpenID Connect provider, through the login page in Chromium:
+ * a real OpenID Provider on loopback (oidc-provider 8, support/oidc-provider.ts) with its own
+ * keys, and the built server configured with OIDC_PROVIDERS only (no GitHub).
+ */
+describe.skipIf(!hasBrowser)('OpenID Connect sign-in in Chromium', { timeout: 60_000 }, () => {
+  let browser: Browser;
+  let server: ServerProcess;
+  let dataDir: string;
+  let provider: RealOidcProvider;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    const port = await freePort();
+    provider = await startOidcProvider({ redirectUris: [`http://127.0.0.1:${port}/api/auth/callback/acme`] });
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-oidc-'));
+    server = await startServerProcess({
+      cwd: dataDir,
+      env: {
+        NODE_ENV: 'development',
+        DATABASE_URL: `sqlite:${path.join(dataDir, 'e2e.db')}`,
+        JWT_SECRET: randomBytes(32).toString('base64url'),
+        BCRYPT_ROUNDS: '4',
+        PORT: String(port),
+        BASE_URL: `http://127.0.0.1:${port}`,
+        AUTH_SECRET: randomBytes(24).toString('base64url'),
+        ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
+        OIDC_PROVIDERS: 'acme',
+        OIDC_ACME_ISSUER: provider.issuer,
+        OIDC_ACME_CLIENT_ID: provider.clientId,
+        OIDC_ACME_CLIENT_SECRET: provider.clientSecret,
+        OIDC_ACME_NAME: 'Acme SSO',
+      },
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    await provider?.close();
+    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  test('the login page offers "Sign in with Acme SSO"; the round trip through the provider ends on the dashboard', async () => {
+    const context = await browser.newContext({ baseURL: server.url, viewport: DESKTOP });
+    const page = await context.newPage();
+    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    try {
+      const email = uniqueEmail('oidc');
+      provider.nextAccount = { sub: `e2e-${randomBytes(4).toString('hex')}`, email, email_verified: true, preferred_username: 'e2e' };
+      await page.goto('/login?return_to=%2Fdashboard');
+      const button = page.locator('#acme-sign-in');
+      expect(await button.textContent()).toBe('Sign in with Acme SSO');
+      expect(await button.getAttribute('href')).toBe('/api/auth/oauth/acme?return_to=%2Fdashboard');
+      expect(await page.locator('#github-sign-in').count()).toBe(0);
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'login-oidc-desktop.png'), fullPage: true });
+
+      const before = provider.requests.length;
+      await button.click();
+      await page.waitForURL(/\/dashboard$/);
+      await expect.poll(() => page.textContent('main')).toContain(email);
+      // The browser went to the provider's authorization endpoint; the server exchanged the code,
+      // fetched the keys and read the email from userinfo.
+      expect(provider.requests.slice(before)).toEqual(expect.arrayContaining(['/auth', '/token', '/jwks', '/me']));
+      await page.screenshot({ path: path.join(SCREENSHOTS, 'dashboard-oidc-desktop.png'), fullPage: true });
+      expect(problems, 'console errors, CSP violations or script errors').toEqual([]);
+    } finally {
+      await context.close();
+    }
   });
 });

@@ -146,7 +146,8 @@ describeEachDialect('email verification (development mode)', (dialect) => {
     const session = await issueSession(
       { sessions: t.gatehouse.stores.sessions, tokens: createSessionTokenCodec(TEST_JWT_SECRET), sessionExpiresInSeconds: 3600 },
       id,
-      t.clock.now(),
+      { now: t.clock.now(), ip: null, userAgent: null },
+      ['github'],
     );
     const response = await t.request('POST', '/api/auth/resend-verification', { json: {}, cookie: `${COOKIE}=${session.token}` });
     expect(response.status).toBe(404);

@@ -11,6 +11,7 @@ import { createGatehouse } from '../src/gatehouse.js';
 import { createLogger } from '../src/logger.js';
 import { createCodeChallenge } from '../src/oauth/pkce.js';
 import { startFakeGitHub, type FakeGitHub, type FakeGitHubEmail } from './support/fake-github.js';
+import { totp } from './support/totp-oracle.js';
 import {
   STRONG_PASSWORD,
   TEST_JWT_SECRET,
@@ -115,6 +116,28 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     );
     return JSON.stringify(tables);
   };
+
+  test('session.methods names the provider; a 2FA account lands on /login?mfa=required with a challenge and no session, and the code gives it', async () => {
+    gitHubUser('octo2fa');
+    const first = await signIn('octo2fa');
+    const cookie = cookieFrom(first, SESSION)!;
+    expect((await (await t.request('GET', '/api/auth/session', { cookie })).json()).session.methods).toEqual(['github']);
+    // A provider-only account re-authenticates by its fresh sign-in.
+    const { secret } = await (await t.request('POST', '/api/auth/2fa/totp/setup', { cookie, json: {} })).json();
+    expect((await t.request('POST', '/api/auth/2fa/totp/enable', { cookie, json: { code: totp(secret, t.clock.now().getTime()) } })).status).toBe(200);
+
+    const second = await signIn('octo2fa', '/after-sign-in');
+    expect(second.status).toBe(302);
+    expect(second.headers.get('location')).toBe('/login?mfa=required');
+    expect(cookieFrom(second, SESSION)).toBeUndefined();
+    const challenge = cookieFrom(second, 'gatehouse_mfa')!;
+    expect(challenge).toBeDefined();
+    const verified = await t.request('POST', '/api/auth/2fa/verify', { cookie: challenge, json: { code: totp(secret, t.clock.now().getTime(), 1) } });
+    expect(verified.status).toBe(200);
+    expect(await verified.json()).toEqual({ ok: true, returnTo: '/after-sign-in' });
+    const session = await (await t.request('GET', '/api/auth/session', { cookie: cookieFrom(verified, SESSION)! })).json();
+    expect(session.session.methods).toEqual(['github', 'totp']);
+  });
 
   test('GET /oauth/github redirects to GitHub with client_id, redirect_uri, scope, state and an S256 challenge', async () => {
     const { location, response } = await start();

@@ -61,6 +61,7 @@ describeEachDialect('store contract', (dialect) => {
       createdAt: now,
       ip: '192.0.2.1',
       userAgent: 'UA',
+      methods: ['password', 'totp'],
     });
     const s1 = session(new Date(now.getTime() + 1000));
     const s2 = session(new Date(now.getTime() + 5000));
@@ -90,6 +91,7 @@ describeEachDialect('store contract', (dialect) => {
       createdAt,
       ip: '2001:db8::1',
       userAgent: 'u'.repeat(600),
+      methods: ['github'],
     });
     const older = make(user.id, now);
     const newer = make(user.id, new Date(now.getTime() + 1000));

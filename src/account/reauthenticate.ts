@@ -11,7 +11,8 @@
 import { recordAudit } from '../audit/record.js';
 import { forbidden, tooManyRequests, unauthorized } from '../errors.js';
 import type { LockSubject } from '../limits/login-lock.js';
-import { noticeAccountLocked, type PasswordFlowDeps } from '../password/flow.js';
+import { noticeAccountLocked } from '../outbox/notices.js';
+import type { PasswordFlowDeps } from '../password/flow.js';
 import type { RequestContext } from '../request-context.js';
 import type { User } from '../users/user.js';
 

@@ -4,7 +4,7 @@
  * cookie or key.
  */
 
-/** SPEC §6's five, and the account self-service events of DESIGN §9.2. */
+/** SPEC §6's five, the account self-service events of DESIGN §9.2 and the two-factor ones of §9.3. */
 export type AuditEventType =
   | 'user_created'
   | 'login_success'
@@ -17,7 +17,12 @@ export type AuditEventType =
   | 'password_reset_completed'
   | 'email_change_requested'
   | 'email_changed'
-  | 'provider_unlinked';
+  | 'provider_unlinked'
+  | 'mfa_enabled'
+  | 'mfa_disabled'
+  | 'mfa_failure'
+  | 'recovery_code_used'
+  | 'recovery_codes_regenerated';
 
 export type AuditMetadata = Record<string, string | number | boolean | null>;
 

@@ -30,6 +30,8 @@ export interface SessionsTable {
   user_agent: string | null;
   /** Refreshed at most once a minute; null for rows older than migration 007. */
   last_seen_at: number | null;
+  /** How the sign-in was proven, comma-separated (`password,totp`); '' for rows older than migration 008. */
+  methods: Generated<string>;
 }
 
 export interface AuditEventsTable {
@@ -110,6 +112,26 @@ export interface EmailChangeTokensTable {
   created_at: number;
 }
 
+/** A user's TOTP secret (migration 008): enforced once `enabled_at` is set. */
+export interface UserTotpTable {
+  user_id: string;
+  /** AES-256-GCM envelope of the base32 secret (crypto/envelope.ts). */
+  secret_enc: string;
+  enabled_at: number | null;
+  /** The last 30-second step whose code was accepted: that step and earlier ones are spent. */
+  last_used_step: number | null;
+  created_at: number;
+}
+
+export interface RecoveryCodesTable {
+  id: string;
+  user_id: string;
+  /** SHA-256 (hex) of the normalised code. */
+  code_hash: string;
+  used_at: number | null;
+  created_at: number;
+}
+
 /** A provider sign-in already used: the SHA-256 of its state, until the sign-in would have expired (migration 006). */
 export interface OAuthConsumedSignInsTable {
   state_hash: string;
@@ -126,4 +148,6 @@ export interface Database {
   accounts: AccountsTable;
   oauth_consumed_sign_ins: OAuthConsumedSignInsTable;
   email_change_tokens: EmailChangeTokensTable;
+  user_totp: UserTotpTable;
+  recovery_codes: RecoveryCodesTable;
 }

@@ -14,6 +14,7 @@ function toSession(row: Selectable<SessionsTable>): SessionRecord {
     ip: row.ip,
     userAgent: row.user_agent,
     lastSeenAt: new Date(row.last_seen_at ?? row.created_at),
+    methods: row.methods === '' ? [] : row.methods.split(','),
   };
 }
 
@@ -36,6 +37,7 @@ function sessionWithUserQuery(db: Kysely<Database>, sessionId: string) {
       'sessions.ip as session_ip',
       'sessions.user_agent as session_user_agent',
       'sessions.last_seen_at as session_last_seen_at',
+      'sessions.methods as session_methods',
       'users.id',
       'users.email',
       'users.password_hash',
@@ -64,6 +66,7 @@ export function createSessionStore(db: Kysely<Database>): SessionStore {
           ip: session.ip?.slice(0, MAX_IP) ?? null,
           user_agent: session.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
           last_seen_at: session.createdAt.getTime(),
+          methods: session.methods.join(','),
         })
         .execute();
     },
@@ -82,6 +85,7 @@ export function createSessionStore(db: Kysely<Database>): SessionStore {
           ip: row.session_ip,
           user_agent: row.session_user_agent,
           last_seen_at: row.session_last_seen_at,
+          methods: row.session_methods,
         }),
         user: toUser(row),
       };

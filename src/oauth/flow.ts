@@ -1,13 +1,16 @@
 /**
  * @module Sign in through an external provider: OAuth 2.0 authorization code flow with PKCE
- * (RFC 6749 §4.1, RFC 7636). No hono, no Request: the routes carry cookies and redirects.
+ * (RFC 6749 §4.1, RFC 7636), and for OpenID Connect providers a nonce that the ID token must
+ * carry. No hono, no Request: the routes carry cookies and redirects. Every provider, GitHub
+ * included, is an OAuthProvider (provider.ts); nothing here names one.
  *
  * States (SPEC §3):
- *   (none) --start--> pending (signed cookie: state, verifier, return path; 10 minutes)
+ *   (none) --start, provider unreachable--> 503 provider_unavailable (nothing is set)
+ *   (none) --start--> pending (signed cookie: state, verifier, nonce, return path; 10 minutes)
  *   pending --callback, state equal, code exchanged, profile read--> signed in (session issued)
  *   pending --callback with a wrong/missing/expired state--> invalid_state (security event)
  *   pending --provider error on the redirect--> oauth_error
- *   pending --code exchange or profile fetch fails--> oauth_failed
+ *   pending --code exchange, ID token check or profile fetch fails--> oauth_failed
  * The cookie is cleared by the route whatever the outcome, and the state's digest is recorded
  * in the database when the state matches (a replay of the same pending sign-in, even with a
  * copied cookie, is invalid_state `replayed`), so a pending sign-in is used once.
@@ -32,13 +35,17 @@ import { issueSession, type IssuedSession, type SessionDeps } from '../session/f
 import type { SessionStore } from '../session/store.js';
 import type { User, UserStore } from '../users/user.js';
 import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn } from './flow-cookie.js';
-import { createCodeChallenge, generateCodeVerifier, generateState } from './pkce.js';
+import { createCodeChallenge, generateCodeVerifier, generateNonce, generateState } from './pkce.js';
 import { ProviderRequestError, describeProviderFailure, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from './provider.js';
 import { resolveReturnTo } from '../http/return-to.js';
 import type { AccountStore, ConsumedSignInStore, LinkedAccount } from './store.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import { sha256Hex } from '../crypto/digest.js';
 import type { OutboxStore } from '../outbox/outbox.js';
+import type { Logger } from '../logger.js';
+import { isSecondFactorRequired } from '../mfa/flow.js';
+import type { TotpStore } from '../mfa/store.js';
+import { mayNotify } from '../outbox/notices.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderProviderLinkedEmail } from '../outbox/templates.js';
 
@@ -48,29 +55,42 @@ export interface OAuthStores {
   sessions: Pick<SessionStore, 'deleteUserSessions'>;
   audit: AuditStore;
   outbox: Pick<OutboxStore, 'enqueueEmail'>;
+  totp: Pick<TotpStore, 'findTotp'>;
   transaction<T>(work: (stores: OAuthStores) => Promise<T>): Promise<T>;
 }
 
-/** What the flow needs once every variable of the provider flow is set. */
-export interface OAuthSetup {
-  providers: ReadonlyMap<string, OAuthProvider>;
+/** One sign-in provider with routes: usable, or off with the problems that name its variables. */
+export interface ProviderSlot {
+  id: string;
+  displayName: string;
+  /** null when one of its variables is missing or malformed; `problems` then names each one. */
+  provider: OAuthProvider | null;
+  problems: readonly string[];
+}
+
+/** What every provider shares: the pending sign-in's signing secret and the envelope for stored tokens. */
+export interface OAuthSecrets {
   authSecret: string;
   envelope: Envelope;
 }
 
-export interface OAuthFlowDeps {
-  /** Ids of the built-in providers, configured or not: anything else is a 404. */
-  knownProviders: readonly string[];
-  /** null when a variable is missing or malformed; `problems` then names each one. */
-  setup: OAuthSetup | null;
-  problems: readonly string[];
+/** The providers and secrets, built from the configuration by setup.ts. */
+export interface OAuthSetup {
+  /** Every provider with routes, usable or not (GitHub and each id of OIDC_PROVIDERS): any other id is a 404. */
+  providers: ReadonlyMap<string, ProviderSlot>;
+  /** null while AUTH_SECRET or ENCRYPTION_KEY_BASE64 is missing or malformed (every provider is then off). */
+  secrets: OAuthSecrets | null;
+}
+
+export interface OAuthFlowDeps extends OAuthSetup {
   baseUrl: string;
   defaultReturnTo: string;
   random: RandomReader;
   stores: OAuthStores;
   session: SessionDeps;
-  /** For the notice emailed when a provider is linked to an existing account. */
+  /** For the notice emailed when a provider is linked to an existing account, within the owner's allowance (outbox/notices.ts). */
   appName: string;
+  logger: Logger;
   onEmailQueued: () => void;
   /** RATE_LIMIT_OAUTH_CALLBACK, counted per client IP before any other work of the callback. */
   limits: RateLimits;
@@ -93,6 +113,8 @@ export interface CallbackInput {
   state: string | undefined;
   error: string | undefined;
   errorDescription: string | undefined;
+  /** The callback's `iss` (RFC 9207): an OpenID provider checks it against its issuer. */
+  issuer: string | undefined;
   /** The pending sign-in cookie as the browser sent it. */
   pendingSignIn: string | undefined;
   /**
@@ -105,35 +127,65 @@ export interface CallbackInput {
 
 export type SignInFailureCode = 'invalid_state' | 'oauth_error' | 'oauth_failed';
 
-export type CallbackOutcome = { ok: true; user: User; session: IssuedSession; returnTo: string } | { ok: false; error: SignInFailureCode; message: string };
+export type CallbackOutcome =
+  | { ok: true; user: User; session: IssuedSession; returnTo: string }
+  /** The account has two-factor sign-in on: no session yet, a challenge (mfa/challenge.ts) instead. */
+  | { ok: true; secondFactorFor: User; firstMethod: string; returnTo: string }
+  | { ok: false; error: SignInFailureCode; message: string };
 
-function requireProvider(deps: OAuthFlowDeps, providerId: string): { provider: OAuthProvider; setup: OAuthSetup } {
-  if (!deps.knownProviders.includes(providerId)) throw notFound(`There is no sign-in provider named "${providerId}".`);
-  const provider = deps.setup?.providers.get(providerId);
-  if (deps.setup === null || provider === undefined) {
+function requireProvider(deps: OAuthFlowDeps, providerId: string): { provider: OAuthProvider; secrets: OAuthSecrets } {
+  const slot = deps.providers.get(providerId);
+  if (slot === undefined) throw notFound(`There is no sign-in provider named "${providerId}".`);
+  if (slot.provider === null || deps.secrets === null) {
     // Names the variables (never their values) so an operator knows what to set (SPEC §5).
-    throw new AppError('provider_not_configured', 503, `Sign-in with ${providerId} is not configured: ${deps.problems.join('; ')}.`);
+    throw new AppError('provider_not_configured', 503, `Sign-in with ${slot.displayName} is not configured: ${slot.problems.join('; ')}.`);
   }
-  return { provider, setup: deps.setup };
+  return { provider: slot.provider, secrets: deps.secrets };
 }
+
+/** The providers a person can sign in with (GET /providers): configured, with every variable valid. */
+export function listSignInProviders(deps: Pick<OAuthFlowDeps, 'providers' | 'secrets'>): { id: string; name: string }[] {
+  if (deps.secrets === null) return [];
+  return [...deps.providers.values()].filter((slot) => slot.provider !== null).map((slot) => ({ id: slot.id, name: slot.displayName }));
+}
+
+/** Seconds a client should wait before starting again with a provider that did not answer. */
+const PROVIDER_RETRY_AFTER_SECONDS = 30;
 
 function callbackUri(deps: OAuthFlowDeps, provider: OAuthProvider): string {
   return `${deps.baseUrl}/api/auth/callback/${provider.id}`;
 }
 
-export function startSignIn(deps: OAuthFlowDeps, providerId: string, rawReturnTo: string | undefined, ctx: RequestContext): StartedSignIn {
-  const { provider, setup } = requireProvider(deps, providerId);
+export async function startSignIn(deps: OAuthFlowDeps, providerId: string, rawReturnTo: string | undefined, ctx: RequestContext): Promise<StartedSignIn> {
+  const { provider, secrets } = requireProvider(deps, providerId);
   const state = generateState(deps.random);
   const codeVerifier = generateCodeVerifier(deps.random);
-  const authorizationUrl = provider.createAuthorizationURL({
-    state,
-    codeChallenge: createCodeChallenge(codeVerifier),
-    redirectUri: callbackUri(deps, provider),
-  });
-  const pendingSignIn = sealPendingSignIn(setup.authSecret, {
+  const nonce = generateNonce(deps.random);
+  let authorizationUrl: URL;
+  try {
+    authorizationUrl = await provider.createAuthorizationURL({
+      state,
+      codeChallenge: createCodeChallenge(codeVerifier),
+      nonce,
+      redirectUri: callbackUri(deps, provider),
+      now: ctx.now,
+    });
+  } catch (error) {
+    if (!(error instanceof ProviderRequestError)) throw error;
+    // An OpenID provider's discovery failed (unreachable, slow, or a broken document): the
+    // sign-in cannot start, and nothing else is affected. The next start tries again.
+    throw new AppError(
+      'provider_unavailable',
+      503,
+      `Sign-in with ${provider.displayName} is unavailable right now (${describeProviderFailure(error.failure)}). Please try again in a moment.`,
+      { retryAfterSeconds: PROVIDER_RETRY_AFTER_SECONDS },
+    );
+  }
+  const pendingSignIn = sealPendingSignIn(secrets.authSecret, {
     provider: provider.id,
     state,
     codeVerifier,
+    nonce,
     returnTo: resolveReturnTo(rawReturnTo, deps.defaultReturnTo),
     expiresAt: new Date(ctx.now.getTime() + SIGN_IN_FLOW_LIFETIME_SECONDS * 1000),
   });
@@ -156,7 +208,7 @@ function plainText(text: string, maxChars: number): string {
 }
 
 export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, ctx: RequestContext): Promise<CallbackOutcome> {
-  const { provider, setup } = requireProvider(deps, input.providerId);
+  const { provider, secrets } = requireProvider(deps, input.providerId);
   const name = provider.displayName;
   // Every failure happens before a user is known: the entry carries the provider and the reason.
   const fail = async (error: SignInFailureCode, message: string, metadata: AuditMetadata): Promise<CallbackOutcome> => {
@@ -177,7 +229,7 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
 
   // The state is checked before anything else, the provider's error included: an answer that
   // does not belong to a sign-in this browser started is forged or stale (RFC 6749 §10.12).
-  const opened = openPendingSignIn(setup.authSecret, input.pendingSignIn, ctx.now);
+  const opened = openPendingSignIn(secrets.authSecret, input.pendingSignIn, ctx.now);
   let reason: string | null = opened.ok ? null : opened.problem;
   if (input.repeated.includes('state')) reason = 'state_repeated';
   else if (opened.ok && opened.pending.provider !== provider.id) reason = 'provider_mismatch';
@@ -219,25 +271,43 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
 
   let tokens: ProviderTokens;
   try {
-    tokens = await provider.exchangeCode({ code: input.code, codeVerifier: pending.codeVerifier, redirectUri: callbackUri(deps, provider) });
+    tokens = await provider.exchangeCode({
+      code: input.code,
+      codeVerifier: pending.codeVerifier,
+      redirectUri: callbackUri(deps, provider),
+      state: pending.state,
+      nonce: pending.nonce,
+      issuer: input.issuer,
+      now: ctx.now,
+    });
   } catch (error) {
     if (!(error instanceof ProviderRequestError)) throw error;
     const detail = describeProviderFailure(error.failure);
+    if (error.failure.kind === 'invalid_id_token') {
+      // A token that is forged, replayed, or meant for another client or sign-in: worth a look.
+      return fail('oauth_failed', `The answer from ${name} could not be verified (${detail}). Please try again.`, {
+        reason: 'id_token',
+        detail,
+        security: true,
+      });
+    }
     return fail('oauth_failed', `${name} did not accept the sign-in (${detail}). Please try again.`, { reason: 'code_exchange', detail });
   }
 
   let profile: ProviderProfile;
   try {
-    profile = await provider.fetchProfile(tokens);
+    profile = await provider.fetchProfile(tokens, ctx.now);
   } catch (error) {
     if (!(error instanceof ProviderRequestError)) throw error;
     const detail = describeProviderFailure(error.failure);
     return fail('oauth_failed', `Your ${name} profile could not be read (${detail}). Please try again.`, { reason: 'profile_fetch', detail });
   }
 
-  const { user, linkedBy } = await linkOrCreateUser(deps, setup.envelope, provider, profile, tokens, ctx);
+  const { user, linkedBy } = await linkOrCreateUser(deps, secrets.envelope, provider, profile, tokens, ctx);
   if (linkedBy === 'verified_email') deps.onEmailQueued();
-  const session = await issueSession(deps.session, user.id, ctx.now);
+  // The provider proved the first factor only: a 2FA account still owes its code (DESIGN §9.3).
+  if (await isSecondFactorRequired(deps, user.id)) return { ok: true, secondFactorFor: user, firstMethod: provider.id, returnTo: pending.returnTo };
+  const session = await issueSession(deps.session, user.id, ctx, [provider.id]);
   await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, {
     method: 'oauth',
     provider: provider.id,
@@ -257,10 +327,10 @@ const MAX_LINK_ATTEMPTS = 3;
 type LinkedBy = 'existing_link' | 'verified_email' | 'new_user';
 
 /** What linking needs beyond the transaction's stores: where the owner's notice links to. */
-type NoticeSettings = Pick<OAuthFlowDeps, 'appName' | 'baseUrl'>;
+type NoticeSettings = Pick<OAuthFlowDeps, 'appName' | 'baseUrl' | 'limits' | 'logger'>;
 
 async function linkOrCreateUser(
-  deps: Pick<OAuthFlowDeps, 'stores' | 'appName' | 'baseUrl'>,
+  deps: Pick<OAuthFlowDeps, 'stores' | 'appName' | 'baseUrl' | 'limits' | 'logger'>,
   envelope: Envelope,
   provider: OAuthProvider,
   profile: ProviderProfile,
@@ -354,18 +424,21 @@ async function linkOnce(
         // provider account is not theirs, they learn it at once and can act; if it is, the email
         // says there is nothing to do.
         const sessionsRevoked = await tx.sessions.deleteUserSessions(owner.id);
-        await queueEmail(
-          tx.outbox,
-          verifiedEmail,
-          renderProviderLinkedEmail({ appName: notice.appName, providerName: provider.displayName, providerLogin: profile.login, baseUrl: notice.baseUrl }),
-          { now: ctx.now, linkExpiresAt: null },
-        );
+        const ownerNotified = await mayNotify(notice, owner.id, 'provider_linked', ctx.now);
+        if (ownerNotified) {
+          await queueEmail(
+            tx.outbox,
+            verifiedEmail,
+            renderProviderLinkedEmail({ appName: notice.appName, providerName: provider.displayName, providerLogin: profile.login, baseUrl: notice.baseUrl }),
+            { now: ctx.now, linkExpiresAt: null },
+          );
+        }
         await recordAudit(tx.audit, ctx, 'config_updated', owner.id, {
           action: 'provider_linked_to_existing_account',
           ...identity,
           email: verifiedEmail,
           sessionsRevoked,
-          ownerNotified: true,
+          ownerNotified,
         });
       }
       if ((await tx.accounts.createAccount(newAccount(user.id))) === 'already_linked') throw new LinkRaceLost();

@@ -1,36 +1,50 @@
 /**
- * @module GET /oauth/:provider and GET /callback/:provider: the pending sign-in cookie and the
- * redirects. Every decision is in flow.ts; failures land on the login page with
- * `error=<code>&message=<plain text>` (SPEC §7), successes on the return path.
+ * @module GET /providers, GET /oauth/:provider and GET /callback/:provider: the list of sign-in
+ * providers, the pending sign-in cookie and the redirects. Every decision is in flow.ts; failures
+ * land on the login page with `error=<code>&provider=<id>&message=<plain text>` (SPEC §7),
+ * successes on the return path.
  */
 import type { Context } from 'hono';
 import { Hono } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { addAnswerCookie, clearAnswerCookie } from '../http/answer.js';
+import { addAnswerCookie, clearAnswerCookie, jsonAnswer } from '../http/answer.js';
 import { sha256Hex } from '../crypto/digest.js';
 import { validationError } from '../errors.js';
 import type { AppEnv } from '../http/env.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
-import { completeSignIn, startSignIn, type OAuthFlowDeps } from './flow.js';
+import { issueChallenge, setChallengeCookie, type ChallengeCookieSettings } from '../mfa/challenge.js';
+import type { RandomReader } from '../random.js';
+import { completeSignIn, listSignInProviders, startSignIn, type OAuthFlowDeps } from './flow.js';
 
 /** Sign-ins a browser may have in progress at once (tabs); starting another drops the oldest. */
 const MAX_PENDING_SIGN_INS = 3;
 
-/** The callback's parameters (RFC 6749 §4.1.2): each may appear once. */
-const CALLBACK_PARAMETERS = ['code', 'state', 'error', 'error_description'] as const;
+/** The callback's parameters (RFC 6749 §4.1.2, and `iss` of RFC 9207): each may appear once. */
+const CALLBACK_PARAMETERS = ['code', 'state', 'error', 'error_description', 'iss'] as const;
 
 export interface OAuthRouteDeps {
   flow: OAuthFlowDeps;
   cookie: SessionCookieSettings;
   loginPageUrl: string;
+  /** A 2FA account's provider sign-in ends on the login page's code step, with a challenge (mfa/challenge.ts). */
+  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings };
 }
 
-/** The login page with the error code and a plain-text message in its query. */
-function loginPageWithError(loginPageUrl: string, error: string, message: string): string {
+/** The login page with the error code, the provider's id and a plain-text message in its query. */
+function loginPageWithError(loginPageUrl: string, error: string, providerId: string, message: string): string {
   const url = new URL(loginPageUrl, 'http://gatehouse.invalid');
   url.searchParams.set('error', error);
+  // The page names the provider in its own sentence, looked up by id among the known ones.
+  url.searchParams.set('provider', providerId);
   url.searchParams.set('message', message);
   return `${url.pathname}${url.search}${url.hash}`;
+}
+
+/** The login page at its code step (`?mfa=required`); the page reads nothing else from the query for it. */
+function loginPageForSecondFactor(loginPageUrl: string): string {
+  const url = new URL(loginPageUrl, 'http://gatehouse.invalid');
+  url.searchParams.set('mfa', 'required');
+  return `${url.pathname}${url.search}`;
 }
 
 export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
@@ -50,9 +64,10 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
   const repeatedOf = (c: Context<AppEnv>, names: readonly string[]): string[] => names.filter((name) => (c.req.queries(name)?.length ?? 0) > 1);
 
   return new Hono<AppEnv>()
-    .get('/oauth/:provider', (c) => {
+    .get('/providers', (c) => jsonAnswer(c, { providers: listSignInProviders(deps.flow) }))
+    .get('/oauth/:provider', async (c) => {
       if (repeatedOf(c, ['return_to']).length > 0) throw validationError([{ path: 'return_to', message: 'is given more than once' }]);
-      const started = startSignIn(deps.flow, c.req.param('provider'), query(c, 'return_to'), c.get('requestContext'));
+      const started = await startSignIn(deps.flow, c.req.param('provider'), query(c, 'return_to'), c.get('requestContext'));
       // At most MAX_PENDING_SIGN_INS flows per browser: each cookie holds a return path of up to
       // 2 KB, and many would make every request's Cookie header too large to be served. Browsers
       // send older cookies first (RFC 6265 §5.4), so the oldest are dropped.
@@ -77,12 +92,23 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
           state: query(c, 'state'),
           error: query(c, 'error'),
           errorDescription: query(c, 'error_description'),
+          issuer: repeated.includes('iss') ? undefined : query(c, 'iss'),
           pendingSignIn,
           repeated,
         },
         ctx,
       );
-      if (!outcome.ok) return c.redirect(loginPageWithError(deps.loginPageUrl, outcome.error, outcome.message), 302);
+      if (!outcome.ok) return c.redirect(loginPageWithError(deps.loginPageUrl, outcome.error, c.req.param('provider'), outcome.message), 302);
+      if ('secondFactorFor' in outcome) {
+        const { value } = issueChallenge(deps.challenge.key, deps.challenge.random, {
+          userId: outcome.secondFactorFor.id,
+          firstMethods: [outcome.firstMethod],
+          returnTo: outcome.returnTo,
+          now: ctx.now,
+        });
+        setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
+        return c.redirect(loginPageForSecondFactor(deps.loginPageUrl), 302);
+      }
       setSessionCookie(c, deps.cookie, outcome.session.token, outcome.session.expiresAt, ctx.now);
       return c.redirect(outcome.returnTo, 302);
     });

@@ -5,12 +5,13 @@
  * account), so each user has an allowance (RATE_LIMIT_SECURITY_NOTICE): past it, a notice is
  * dropped with a log line rather than queued, so nobody can flood a mailbox through us.
  */
+import type { BackgroundTasks } from '../background.js';
 import { AppError } from '../errors.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { Logger } from '../logger.js';
 import type { OutboxStore } from './outbox.js';
 import { queueEmail } from './queue.js';
-import type { RenderedEmail } from './templates.js';
+import { renderAccountLockedEmail, type RenderedEmail } from './templates.js';
 
 export interface NoticeDeps {
   limits: RateLimits;
@@ -44,4 +45,37 @@ export async function queueSecurityNotice(
   if (!(await mayNotify(deps, to.userId, email.template, now))) return false;
   await queueEmail(outbox, to.email, email, { now, linkExpiresAt: null });
   return true;
+}
+
+/** What the account-locked notice says and needs: the lock's rule, and where to send. */
+export interface LockNoticeDeps extends NoticeDeps {
+  appName: string;
+  baseUrl: string;
+  maxFailures: number;
+  lockedForMinutes: number;
+  onEmailQueued: () => void;
+}
+
+/**
+ * Tells the owner that failures locked their account (a wrong password at login or at
+ * re-authentication, a wrong second-factor code). Off the response path: the answer to the
+ * failure that starts a lock must take the same time whether or not the email has an account.
+ */
+export function noticeAccountLocked(
+  deps: { notices: LockNoticeDeps; background: BackgroundTasks; stores: { outbox: Pick<OutboxStore, 'enqueueEmail'> } },
+  user: { id: string; email: string | null },
+  now: Date,
+): void {
+  const recipient = user.email;
+  if (recipient === null) return;
+  const { notices } = deps;
+  deps.background.run('account locked notice', async () => {
+    const email = renderAccountLockedEmail({
+      appName: notices.appName,
+      baseUrl: notices.baseUrl,
+      failures: notices.maxFailures,
+      lockedForMinutes: notices.lockedForMinutes,
+    });
+    if (await queueSecurityNotice(notices, deps.stores.outbox, { userId: user.id, email: recipient }, email, now)) notices.onEmailQueued();
+  });
 }

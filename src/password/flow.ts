@@ -11,8 +11,7 @@ import { issueDeviceToken, readDeviceToken } from '../limits/device-token.js';
 import type { LockSubject, LoginLock } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { BackgroundTasks } from '../background.js';
-import { queueSecurityNotice, type NoticeDeps } from '../outbox/notices.js';
-import { renderAccountLockedEmail } from '../outbox/templates.js';
+import { noticeAccountLocked, type LockNoticeDeps } from '../outbox/notices.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
@@ -20,6 +19,7 @@ import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
 import { assertNotBreached, type BreachCheck } from './breach-check.js';
 import { assertNotContextPassword, contextWordsFor } from './common-passwords.js';
+import { isSecondFactorRequired } from '../mfa/flow.js';
 import type { PasswordHasher } from './hasher.js';
 
 export interface PasswordFlowDeps {
@@ -34,7 +34,7 @@ export interface PasswordFlowDeps {
   /** Signs and checks device tokens (limits/device-token.ts). */
   device: { key: Uint8Array; random: RandomReader };
   /** The owner is told when failures lock their account (outbox/notices.ts), off the response path. */
-  notices: NoticeDeps & { appName: string; baseUrl: string; lockedForMinutes: number; maxFailures: number; onEmailQueued: () => void };
+  notices: LockNoticeDeps;
   background: BackgroundTasks;
 }
 
@@ -50,6 +50,11 @@ export interface Registered extends SignedIn {
 export interface LoggedIn extends SignedIn {
   /** A fresh device token for the browser's device cookie. */
   deviceToken: string;
+}
+
+/** The password was right, and the account asks for a second factor: no session yet (mfa/flow.ts). */
+export interface SecondFactorNeeded {
+  secondFactorFor: User;
 }
 
 export interface Credentials {
@@ -86,7 +91,7 @@ export async function registerWithPassword(deps: PasswordFlowDeps, credentials: 
   });
   if (verification === null) throw conflict('email_exists', 'An account with this email already exists.');
   deps.verification.onEmailQueued();
-  const session = await issueSession(deps.session, user.id, ctx);
+  const session = await issueSession(deps.session, user.id, ctx, ['password']);
   await recordAudit(deps.stores.audit, ctx, 'user_created', user.id, { email: user.email, method: 'password' });
   return { user, session, verification };
 }
@@ -96,7 +101,7 @@ export async function loginWithPassword(
   credentials: Credentials,
   ctx: RequestContext,
   options: { deviceToken?: string | undefined } = {},
-): Promise<LoggedIn> {
+): Promise<LoggedIn | SecondFactorNeeded> {
   const { users, audit } = deps.stores;
   const refuse = async (reason: 'rate_limited' | 'locked' | 'busy', error: AppError): Promise<never> => {
     await recordAudit(audit, ctx, 'login_failure', null, { email: credentials.email, reason, method: 'password' });
@@ -125,6 +130,7 @@ export async function loginWithPassword(
   }
   const attempt = reservation.reserved;
   let user: User | null;
+  let secondFactor: boolean;
   try {
     user = await users.findUserByEmail(credentials.email);
     // Always one bcrypt compare, against a dummy hash when there is no user, so an unknown email
@@ -142,41 +148,27 @@ export async function loginWithPassword(
       });
       throw unauthorized('invalid_credentials', 'The email or password is incorrect.');
     }
+    // With a second factor to come, the right password clears nothing: otherwise knowing it would
+    // reset the count of wrong codes at will (mfa/flow.ts clears it when the code is right).
+    secondFactor = await isSecondFactorRequired(deps, user.id);
     // A successful login clears the failures counted against the email (SPEC §8), whichever lane
     // it came through, and the device's own. Not the IP's: one's own account between guesses at
     // others would otherwise reset a spraying address's count.
-    await deps.loginLock.recordSuccess(ctx.now, device === null ? [{ email: credentials.email }] : [{ device: device.nonce }, { email: credentials.email }]);
+    if (!secondFactor)
+      await deps.loginLock.recordSuccess(ctx.now, device === null ? [{ email: credentials.email }] : [{ device: device.nonce }, { email: credentials.email }]);
   } finally {
     // Whatever happened (a failure, a success, a full hash pool, a database error): the attempt
     // is no longer in flight.
     await deps.loginLock.release(attempt);
   }
   if (user.passwordHash !== null && deps.hasher.needsRehash(user.passwordHash)) rehashOffThePath(deps, user.id, user.passwordHash, credentials.password);
+  if (secondFactor) return { secondFactorFor: user };
   await users.recordLogin(user.id, ctx.now);
-  const session = await issueSession(deps.session, user.id, ctx);
+  const session = await issueSession(deps.session, user.id, ctx, ['password']);
   // A new nonce at every login (OWASP): a token that leaked from an old login stops counting.
   const deviceToken = issueDeviceToken(deps.device.key, credentials.email, deps.device.random);
   await recordAudit(audit, ctx, 'login_success', user.id, { email: user.email, method: 'password' });
   return { user: { ...user, lastLoginAt: ctx.now }, session, deviceToken };
-}
-
-/**
- * Tells the owner that failures locked their account. Off the response path: the answer to the
- * failure that starts a lock must take the same time whether or not the email has an account.
- */
-export function noticeAccountLocked(deps: Pick<PasswordFlowDeps, 'notices' | 'background' | 'stores'>, user: User, now: Date): void {
-  const recipient = user.email;
-  if (recipient === null) return;
-  const { notices } = deps;
-  deps.background.run('account locked notice', async () => {
-    const email = renderAccountLockedEmail({
-      appName: notices.appName,
-      baseUrl: notices.baseUrl,
-      failures: notices.maxFailures,
-      lockedForMinutes: notices.lockedForMinutes,
-    });
-    if (await queueSecurityNotice(notices, deps.stores.outbox, { userId: user.id, email: recipient }, email, now)) notices.onEmailQueued();
-  });
 }
 
 /**

@@ -5,6 +5,9 @@ import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { readJsonBody } from '../http/json-body.js';
 import { readDeviceCookie, setDeviceCookie, type DeviceCookieSettings } from '../limits/device-cookie.js';
+import { issueChallenge, setChallengeCookie, type ChallengeCookieSettings } from '../mfa/challenge.js';
+import { SECOND_FACTOR_METHODS } from '../mfa/flow.js';
+import type { RandomReader } from '../random.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { loginWithPassword, registerWithPassword, type PasswordFlowDeps } from './flow.js';
 import { emailSchema, loginPasswordSchema, newPasswordSchema } from './rules.js';
@@ -18,6 +21,8 @@ export interface PasswordRouteDeps {
   /** NODE_ENV=development: the verification token and link also come back in the response. */
   devMode: boolean;
   deviceCookie: DeviceCookieSettings;
+  /** The second-factor challenge a 2FA account gets instead of a session (mfa/challenge.ts). */
+  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings };
 }
 
 export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
@@ -40,9 +45,20 @@ export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
     .post('/login', async (c) => {
       const body = await readJsonBody(c, loginBody);
       const ctx = c.get('requestContext');
-      const { session, deviceToken } = await loginWithPassword(deps.flow, body, ctx, {
+      const outcome = await loginWithPassword(deps.flow, body, ctx, {
         deviceToken: readDeviceCookie(c, deps.deviceCookie),
       });
+      if ('secondFactorFor' in outcome) {
+        const { value } = issueChallenge(deps.challenge.key, deps.challenge.random, {
+          userId: outcome.secondFactorFor.id,
+          firstMethods: ['password'],
+          returnTo: null,
+          now: ctx.now,
+        });
+        setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
+        return jsonAnswer(c, { ok: true, mfaRequired: true, methods: SECOND_FACTOR_METHODS });
+      }
+      const { session, deviceToken } = outcome;
       setSessionCookie(c, deps.cookie, session.token, session.expiresAt, ctx.now);
       setDeviceCookie(c, deps.deviceCookie, deviceToken, ctx.now);
       return jsonAnswer(c, { ok: true });

@@ -38,17 +38,18 @@ export interface IssuedSession {
 
 export interface ValidSession {
   user: User;
-  session: { id: string; expiresAt: Date; createdAt: Date };
+  session: { id: string; expiresAt: Date; createdAt: Date; methods: readonly string[] };
 }
 
-export async function issueSession(deps: SessionDeps, userId: string, client: SessionClient | Date): Promise<IssuedSession> {
-  const { now, ip, userAgent } = client instanceof Date ? { now: client, ip: null, userAgent: null } : client;
+/** `methods`: how the sign-in was proven (`password`, `totp`, `github`, …), kept in the row for `session.methods`. */
+export async function issueSession(deps: SessionDeps, userId: string, client: SessionClient, methods: readonly string[]): Promise<IssuedSession> {
+  const { now, ip, userAgent } = client;
   const id = randomUUID();
   // JWT times have one-second resolution; the row keeps the same instant as the token.
   const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expiresAt = new Date(issuedAt.getTime() + deps.sessionExpiresInSeconds * 1000);
   const token = deps.tokens.sign({ userId, sessionId: id, issuedAt, expiresAt });
-  await deps.sessions.createSession({ id, userId, tokenHash: sha256Hex(token), expiresAt, createdAt: now, ip, userAgent });
+  await deps.sessions.createSession({ id, userId, tokenHash: sha256Hex(token), expiresAt, createdAt: now, ip, userAgent, methods });
   return { id, token, expiresAt };
 }
 
@@ -61,7 +62,7 @@ export async function validateSessionToken(deps: Pick<SessionDeps, 'sessions' | 
   if (!hexDigestsEqual(sha256Hex(token), session.tokenHash)) return null;
   if (session.userId !== claims.userId || session.expiresAt.getTime() <= now.getTime()) return null;
   if (deps.onSeen !== undefined && now.getTime() - session.lastSeenAt.getTime() >= LAST_SEEN_INTERVAL_MS) deps.onSeen(session.id, now);
-  return { user, session: { id: session.id, expiresAt: session.expiresAt, createdAt: session.createdAt } };
+  return { user, session: { id: session.id, expiresAt: session.expiresAt, createdAt: session.createdAt, methods: session.methods } };
 }
 
 export async function revokeSession(deps: Pick<SessionDeps, 'sessions'>, sessionId: string): Promise<void> {

@@ -22,7 +22,7 @@ export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
       const valid = await requireSession(c, deps);
       return jsonAnswer(c, {
         user: toPublicUser(valid.user),
-        session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString() },
+        session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString(), methods: valid.session.methods },
       });
     })
     .post('/logout', async (c) => {

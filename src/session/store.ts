@@ -13,6 +13,8 @@ export interface SessionRecord {
   userAgent: string | null;
   /** Refreshed at most once a minute (`touchSession`); the sign-in time until then. */
   lastSeenAt: Date;
+  /** How the sign-in was proven (`password`, `totp`, `recovery_code`, `github`, …); empty for sessions older than migration 008. */
+  methods: readonly string[];
 }
 
 export type NewSession = Omit<SessionRecord, 'lastSeenAt'>;

@@ -71,6 +71,38 @@ ${ctx.devMode ? html`<div id="dev-link" class="dev-link" hidden><p><strong>Devel
 <ul id="linked-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
 </section>
 
+<section class="section" aria-labelledby="mfa-title">
+<h2 id="mfa-title">Two-factor sign-in</h2>
+<p id="mfa-status">Loading…</p>
+<form id="mfa-setup-form" method="post" action="/account" novalidate data-account-api="/api/auth/2fa/totp/setup" hidden>
+<p>Sign in with a code from an authenticator app as well as your password.</p>
+${hasPassword ? currentPasswordField('mfa-setup-current') : null}
+<button type="submit" class="primary" data-busy-text="Preparing…">Set up an authenticator app</button>
+</form>
+<form id="mfa-enable-form" method="post" action="/account" novalidate data-account-api="/api/auth/2fa/totp/enable" hidden>
+<p>Scan this code with your authenticator app, or type the key into it:</p>
+<p><img id="mfa-qr" class="qr" alt="QR code of the authenticator key" width="200" height="200"></p>
+<p><code id="mfa-secret" class="secret"></code></p>
+<div class="field">
+<label for="mfa-code">The 6-digit code the app shows</label>
+<input id="mfa-code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+</div>
+<button type="submit" class="primary" data-busy-text="Checking…">Turn on two-factor sign-in</button>
+</form>
+<div id="mfa-codes" hidden>
+<p><strong>Your recovery codes.</strong> Each works once, instead of a code from the app, if you lose it. Save them somewhere safe now: they are not shown again.</p>
+<ul id="mfa-code-list" class="codes"></ul>
+</div>
+<form id="mfa-regenerate-form" method="post" action="/account" novalidate data-account-api="/api/auth/2fa/recovery-codes" hidden>
+${hasPassword ? currentPasswordField('mfa-regenerate-current') : null}
+<button type="submit" class="secondary" data-busy-text="Making new codes…">Make new recovery codes</button>
+</form>
+<form id="mfa-disable-form" method="post" action="/account" novalidate data-account-api="/api/auth/2fa/totp/disable" hidden>
+${hasPassword ? currentPasswordField('mfa-disable-current') : null}
+<button type="submit" class="secondary" data-busy-text="Turning off…">Turn off two-factor sign-in</button>
+</form>
+</section>
+
 <section class="section" aria-labelledby="delete-title">
 <h2 id="delete-title">Delete your account</h2>
 <p>This deletes your account, your sessions and your linked sign-ins at once. It cannot be undone.</p>

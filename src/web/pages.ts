@@ -51,9 +51,11 @@ function devLinkArea(ctx: PageContext): SafeHtml | null {
 
 export interface LoginPageOptions {
   returnTo: string;
-  /** Set when "Sign in with GitHub" is configured; the start address with return_to. */
-  githubStartUrl: string | null;
+  /** The usable sign-in providers, each with its start address (return_to included); empty: no buttons. */
+  providers: readonly { id: string; name: string; startUrl: string }[];
   message?: { kind: 'error' | 'success'; text: string } | undefined;
+  /** A provider sign-in of a 2FA account landed here (`?mfa=required`): the code step shows first. */
+  secondFactor?: boolean;
 }
 
 export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): string {
@@ -62,7 +64,8 @@ export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): st
     page: 'login',
     devMode: ctx.devMode,
     message: options.message,
-    body: html`<form method="post" action="/login" novalidate data-api="/api/auth/login" data-return-to="${options.returnTo}">
+    body: html`<div id="first-factor"${options.secondFactor ? html` hidden` : null}>
+<form method="post" action="/login" novalidate data-api="/api/auth/login" data-return-to="${options.returnTo}">
 <div class="field">
 <label for="email">Email address</label>
 <input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
@@ -74,11 +77,23 @@ export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): st
 <button type="submit" class="primary" data-busy-text="Signing in…">Sign in</button>
 </form>
 ${
-  options.githubStartUrl === null
+  options.providers.length === 0
     ? null
     : html`<p class="or">or</p>
-<p><a class="button secondary" id="github-sign-in" href="${options.githubStartUrl}">Sign in with GitHub</a></p>`
+<div class="providers">
+${options.providers.map(
+  (provider) => html`<p><a class="button secondary" id="${provider.id}-sign-in" href="${provider.startUrl}">Sign in with ${provider.name}</a></p>\n`,
+)}</div>`
 }
+</div>
+<form id="mfa-form" method="post" action="/login" novalidate data-api="/api/auth/2fa/verify" data-return-to="${options.returnTo}"${options.secondFactor ? null : html` hidden`}>
+<p>Your account asks for a second step. Enter the 6-digit code your authenticator app shows, or one of your recovery codes.</p>
+<div class="field">
+<label for="mfa-code">Code</label>
+<input id="mfa-code" name="code" type="text" autocomplete="one-time-code" autocapitalize="off" spellcheck="false" maxlength="20" required${options.secondFactor ? html` autofocus` : null}>
+</div>
+<button type="submit" class="primary" data-busy-text="Checking…">Continue</button>
+</form>
 <nav class="links" aria-label="Other actions">
 <p><a href="/forgot-password">Forgot your password?</a></p>
 <p>New here? <a href="/register">Create an account</a></p>

@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Hono, type Context } from 'hono';
 import type { Config } from '../config.js';
 import type { AppEnv } from '../http/env.js';
+import { describeSignInProviders, usableSignInProviders } from '../oauth/setup.js';
 import { resolveReturnTo } from '../http/return-to.js';
 import { securityHeaders } from '../http/security-headers.js';
 import type { SessionCookieSettings } from '../session/cookie.js';
@@ -47,27 +48,32 @@ export const PAGE_PATHS = [
 /** The longest provider error text shown on the login page; the rest is cut off. */
 
 export interface WebRouteDeps {
-  config: Pick<Readonly<Config>, 'mode' | 'httpsBaseUrl' | 'defaultReturnTo' | 'oauthProblems'>;
+  config: Pick<Readonly<Config>, 'mode' | 'httpsBaseUrl' | 'defaultReturnTo' | 'oauthProblems' | 'github' | 'oidcProviders'>;
   session: SessionDeps;
   cookie: SessionCookieSettings;
 }
 
-/** The provider's error codes (SPEC §7) in plain words; the provider's own text follows. */
-const SIGN_IN_ERRORS: Readonly<Record<string, string>> = {
-  invalid_state: 'Signing in with GitHub took too long, or was started in another window. Please try again.',
-  oauth_failed: 'We could not finish signing you in with GitHub. Please try again.',
-  oauth_error: 'GitHub did not let you sign in.',
+/** The provider's error codes (SPEC §7) in plain words, naming the provider. */
+const SIGN_IN_ERRORS: Readonly<Record<string, (provider: string) => string>> = {
+  invalid_state: (provider) => `Signing in with ${provider} took too long, or was started in another window. Please try again.`,
+  oauth_failed: (provider) => `We could not finish signing you in with ${provider}. Please try again.`,
+  oauth_error: (provider) => `${provider} did not let you sign in.`,
 };
+
+/** Named when the query names no known provider: links made before it did were GitHub's. */
+const DEFAULT_PROVIDER_NAME = 'GitHub';
 
 /**
  * Only our own sentences: `error` picks one, and `message` is never shown. Anyone can send a link
  * to /login with any query, and text on our origin that looks like ours is a phishing tool
  * ("Your account is suspended, call …"). The provider's own text stays in the audit row.
  */
-function loginMessage(query: Record<string, string>): { kind: 'error' | 'success'; text: string } | undefined {
+function loginMessage(query: Record<string, string>, providerNames: ReadonlyMap<string, string>): { kind: 'error' | 'success'; text: string } | undefined {
   const code = query.error;
   if (code !== undefined && code !== '') {
-    return { kind: 'error', text: SIGN_IN_ERRORS[code] ?? 'Signing in did not work. Please try again.' };
+    // The name comes from our configuration, looked up by id, never from the query's text.
+    const provider = providerNames.get(query.provider ?? '') ?? DEFAULT_PROVIDER_NAME;
+    return { kind: 'error', text: SIGN_IN_ERRORS[code]?.(provider) ?? 'Signing in did not work. Please try again.' };
   }
   if (query.signed_out === '1') return { kind: 'success', text: 'You are signed out.' };
   return undefined;
@@ -83,7 +89,9 @@ function loadAsset(name: string, contentType: string): { body: string; etag: str
 export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   const ctx: PageContext = { devMode: deps.config.mode === 'development' };
   const pageHeaders = securityHeaders({ contentSecurityPolicy: PAGE_CONTENT_SECURITY_POLICY, httpsBaseUrl: deps.config.httpsBaseUrl });
-  const githubEnabled = deps.config.oauthProblems.length === 0;
+  // Each usable sign-in provider gets a button, in the order of GET /api/auth/providers.
+  const signInProviders = usableSignInProviders(deps.config);
+  const providerNames = new Map(describeSignInProviders(deps.config).map(({ id, name }) => [id, name]));
   const assets = {
     '/assets/app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
     '/assets/app.css': loadAsset('app.css', 'text/css; charset=utf-8'),
@@ -118,8 +126,10 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   app.get('/', (c) => c.redirect('/dashboard', 302));
   app.get('/login', (c) => {
     const returnTo = returnToOf(c);
-    const githubStartUrl = githubEnabled ? `/api/auth/oauth/github?return_to=${encodeURIComponent(returnTo)}` : null;
-    return c.html(renderLoginPage(ctx, { returnTo, githubStartUrl, message: loginMessage(c.req.query()) }));
+    const providers = signInProviders.map(({ id, name }) => ({ id, name, startUrl: `/api/auth/oauth/${id}?return_to=${encodeURIComponent(returnTo)}` }));
+    return c.html(
+      renderLoginPage(ctx, { returnTo, providers, message: loginMessage(c.req.query(), providerNames), secondFactor: c.req.query('mfa') === 'required' }),
+    );
   });
   app.get('/register', (c) => c.html(renderRegisterPage(ctx, { returnTo: returnToOf(c) })));
   app.get('/forgot-password', (c) => c.html(renderForgotPasswordPage(ctx)));

@@ -10,6 +10,7 @@ import * as m004 from './004-accounts.js';
 import * as m005 from './005-outbox-delivery.js';
 import * as m006 from './006-oauth-consumed-sign-ins.js';
 import * as m007 from './007-account-self-service.js';
+import * as m008 from './008-two-factor.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '005-outbox-delivery': m005,
   '006-oauth-consumed-sign-ins': m006,
   '007-account-self-service': m007,
+  '008-two-factor': m008,
 };

@@ -50,7 +50,13 @@
     window.location.assign('/login?return_to=' + encodeURIComponent('/account'));
   }
 
-  var FIELD_NAMES = { newPassword: 'The new password', newEmail: 'The new email address', currentPassword: 'The current password', token: 'The link' };
+  var FIELD_NAMES = {
+    newPassword: 'The new password',
+    newEmail: 'The new email address',
+    currentPassword: 'The current password',
+    token: 'The link',
+    code: 'The code',
+  };
 
   /** Words for a failed call; null when the page has already moved on (a lost session). */
   function describeFailure(result) {
@@ -70,6 +76,7 @@
     if (code === 'rate_limited') return 'Too many attempts. Try again later.';
     if (code === 'email_exists') return 'Another account uses this email address.';
     if (code === 'last_sign_in_method') return 'This is the only way to sign in to your account. Set a password or link another sign-in first.';
+    if (code === 'invalid_code') return 'That code is not right. Enter the 6-digit code your authenticator app shows now.';
     if (code === 'invalid_token') return 'This link is invalid, expired or already used. Ask for a new one from your account page.';
     if (code === 'validation_error' && body && Array.isArray(body.issues) && body.issues.length > 0) {
       return body.issues
@@ -199,6 +206,38 @@
     }, networkFailure);
   }
 
+  // --- Two-factor sign-in ---
+  var mfaStatusText = document.getElementById('mfa-status');
+  function showOnly(ids) {
+    ['mfa-setup-form', 'mfa-enable-form', 'mfa-regenerate-form', 'mfa-disable-form'].forEach(function (id) {
+      var element = document.getElementById(id);
+      if (element) element.hidden = ids.indexOf(id) < 0;
+    });
+  }
+  function showRecoveryCodes(codes) {
+    var list = document.getElementById('mfa-code-list');
+    list.textContent = '';
+    codes.forEach(function (code) {
+      var li = document.createElement('li');
+      li.textContent = code;
+      list.appendChild(li);
+    });
+    document.getElementById('mfa-codes').hidden = false;
+  }
+  function loadMfa() {
+    if (!mfaStatusText) return Promise.resolve();
+    return call('GET', '/api/auth/2fa').then(function (result) {
+      if (!result.response.ok) return fail(result);
+      if (result.body.totp.enabled) {
+        mfaStatusText.textContent = 'On: signing in asks for a code from your authenticator app. Recovery codes left: ' + result.body.recoveryCodesLeft + '.';
+        showOnly(['mfa-regenerate-form', 'mfa-disable-form']);
+      } else {
+        mfaStatusText.textContent = 'Off.';
+        showOnly(['mfa-setup-form']);
+      }
+    }, networkFailure);
+  }
+
   // --- Forms ---
   function setBusy(form, busy) {
     var button = form.querySelector('button[type="submit"]');
@@ -235,6 +274,33 @@
         each.hidden = true;
       });
       showMessage('success', 'Your account is deleted. Goodbye.');
+    },
+    'mfa-setup-form': function (form, body) {
+      form.reset();
+      // The SVG is made by the server; as an image it can run nothing, and data: images are allowed.
+      document.getElementById('mfa-qr').src = 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(body.qrSvg);
+      document.getElementById('mfa-secret').textContent = body.secret;
+      showOnly(['mfa-enable-form']);
+      document.getElementById('mfa-code').focus();
+    },
+    'mfa-enable-form': function (form, body) {
+      form.reset();
+      document.getElementById('mfa-secret').textContent = '';
+      showRecoveryCodes(body.recoveryCodes);
+      showMessage('success', 'Two-factor sign-in is on.');
+      return loadMfa();
+    },
+    'mfa-regenerate-form': function (form, body) {
+      form.reset();
+      showRecoveryCodes(body.recoveryCodes);
+      showMessage('success', 'New recovery codes are ready; the old ones no longer work.');
+      return loadMfa();
+    },
+    'mfa-disable-form': function (form) {
+      form.reset();
+      document.getElementById('mfa-codes').hidden = true;
+      showMessage('success', 'Two-factor sign-in is off.');
+      return loadMfa();
     },
     'confirm-email-change-form': function (form) {
       form.hidden = true;
@@ -277,4 +343,5 @@
 
   loadSessions();
   loadLinked();
+  loadMfa();
 })();

@@ -58,6 +58,7 @@
       return 'Too many attempts. Try again in ' + wait + '.';
     }
     if (code === 'invalid_credentials') return 'The email address or password is not correct.';
+    if (code === 'invalid_code') return 'That code is not right. Enter the code your authenticator app shows now, or a recovery code.';
     if (code === 'email_exists') return 'An account with this email address already exists. Sign in, or reset your password.';
     if (code === 'not_authenticated') return 'You are not signed in any more. Sign in and try again.';
     if (code === 'validation_error' && body && Array.isArray(body.issues) && body.issues.length > 0) {
@@ -189,8 +190,19 @@
   }
 
   var onSuccess = {
-    login: function (form) {
+    login: function (form, body) {
+      if (body && body.mfaRequired) {
+        // The password was right; the account asks for a code too (the challenge is in a cookie).
+        document.getElementById('first-factor').hidden = true;
+        var mfaForm = document.getElementById('mfa-form');
+        mfaForm.hidden = false;
+        document.getElementById('mfa-code').focus();
+        return;
+      }
       window.location.assign(form.getAttribute('data-return-to') || '/dashboard');
+    },
+    'mfa-form': function (form, body) {
+      window.location.assign((body && body.returnTo) || form.getAttribute('data-return-to') || '/dashboard');
     },
     register: function (form, body) {
       if (!devMode) {
@@ -258,12 +270,21 @@
       var api = form.getAttribute('data-api');
       // The endpoints that take no body get none.
       var payload = api === '/api/auth/logout' || api === '/api/auth/resend-verification' ? {} : data;
+      // Six digits are the app's code; anything else typed there is a recovery code.
+      if (form.id === 'mfa-form') payload = /^\d{6}$/.test(data.code.trim()) ? { code: data.code.trim() } : { recoveryCode: data.code };
       postJson(api, payload)
         .then(function (result) {
           setBusy(form, false);
           if (result.response.ok) {
             var handler = onSuccess[form.id] || onSuccess[page];
             if (handler) handler(form, result.body);
+            return;
+          }
+          if (result.response.status === 401 && form.id === 'mfa-form' && result.body && result.body.error === 'not_authenticated') {
+            // The challenge expired or was used: back to the password.
+            form.hidden = true;
+            document.getElementById('first-factor').hidden = false;
+            showMessage('error', 'That sign-in step took too long. Sign in again.');
             return;
           }
           if (result.response.status === 401 && page === 'dashboard') {
