@@ -68,7 +68,8 @@ describeEachDialect('store contract', (dialect) => {
     const s3 = session(new Date(now.getTime() + 9000));
     for (const s of [s1, s2, s3]) await stores.sessions.createSession(s);
     const found = await stores.sessions.findSessionWithUser(s1.id);
-    expect(found?.session).toEqual({ ...s1, lastSeenAt: now });
+    const { ip: _ip, userAgent: _userAgent, ...checked } = s1;
+    expect(found?.session).toEqual({ ...checked, lastSeenAt: now });
     expect(found?.user.email).toBe('cat@example.com');
     expect(await stores.sessions.deleteExpiredSessions(new Date(now.getTime() + 1000))).toBe(1);
     expect(await stores.sessions.findSessionWithUser(s1.id)).toBeNull();

@@ -34,8 +34,6 @@ function sessionWithUserQuery(db: Kysely<Database>, sessionId: string) {
       'sessions.token_hash',
       'sessions.expires_at',
       'sessions.created_at as session_created_at',
-      'sessions.ip as session_ip',
-      'sessions.user_agent as session_user_agent',
       'sessions.last_seen_at as session_last_seen_at',
       'sessions.methods as session_methods',
       'users.id',
@@ -75,18 +73,18 @@ export function createSessionStore(db: Kysely<Database>): SessionStore {
       const { rows } = await db.executeQuery<SessionWithUserRow>(CompiledQuery.raw(sessionWithUserSql, [sessionId]));
       const row = rows[0];
       if (!row) return null;
+      // Not the session's IP and user agent: only the session list shows them, and the check
+      // runs on every request of the application behind us (DESIGN §10).
       return {
-        session: toSession({
+        session: {
           id: row.session_id,
-          user_id: row.user_id,
-          token_hash: row.token_hash,
-          expires_at: row.expires_at,
-          created_at: row.session_created_at,
-          ip: row.session_ip,
-          user_agent: row.session_user_agent,
-          last_seen_at: row.session_last_seen_at,
-          methods: row.session_methods,
-        }),
+          userId: row.user_id,
+          tokenHash: row.token_hash,
+          expiresAt: new Date(row.expires_at),
+          createdAt: new Date(row.session_created_at),
+          lastSeenAt: new Date(row.session_last_seen_at ?? row.session_created_at),
+          methods: row.session_methods === '' ? [] : row.session_methods.split(','),
+        },
         user: toUser(row),
       };
     },

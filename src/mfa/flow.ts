@@ -12,7 +12,6 @@
  * once: its time step is recorded in the database, so a replay fails on every instance.
  */
 import { createHash } from 'node:crypto';
-import QRCode from 'qrcode';
 import { reauthenticate, type ReauthDeps } from '../account/reauthenticate.js';
 import { recordAudit } from '../audit/record.js';
 import type { Envelope } from '../crypto/envelope.js';
@@ -95,6 +94,8 @@ export async function startTotpSetup(
   const otpauthUrl = totpUri(deps.appName, signedIn.user.email ?? signedIn.user.id, secret);
   // An SVG made here (no third party sees the secret, no external image); presentation
   // attributes only, no inline style, which the pages' CSP forbids.
+  // Loaded on first use: most processes never set up an authenticator (DESIGN §10, memory).
+  const { default: QRCode } = await import('qrcode');
   const qrSvg = await QRCode.toString(otpauthUrl, { type: 'svg', margin: 1, errorCorrectionLevel: 'M' });
   return { secret, otpauthUrl, qrSvg };
 }

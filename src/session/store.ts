@@ -19,10 +19,13 @@ export interface SessionRecord {
 
 export type NewSession = Omit<SessionRecord, 'lastSeenAt'>;
 
+/** What a session check reads: the row without the client it was signed in from (only the session list shows that). */
+export type CheckedSession = Omit<SessionRecord, 'ip' | 'userAgent'>;
+
 export interface SessionStore {
   createSession(session: NewSession): Promise<void>;
   /** One primary-key read joined to its user: the hot path of every session check. */
-  findSessionWithUser(sessionId: string): Promise<{ session: SessionRecord; user: User } | null>;
+  findSessionWithUser(sessionId: string): Promise<{ session: CheckedSession; user: User } | null>;
   deleteSession(sessionId: string): Promise<void>;
   /** The user's unexpired sessions, newest first. */
   listUserSessions(userId: string, now: Date): Promise<SessionRecord[]>;

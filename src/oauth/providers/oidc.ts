@@ -20,7 +20,7 @@
  * - Timestamps (`exp`, `iat`) are compared with the system clock, as the provider stamps them
  *   with its own real clock; the injected clock drives our own expiries (the flow, the cache).
  */
-import * as client from 'openid-client';
+import type * as OpenIdClient from 'openid-client';
 import { systemClock } from '../../clock.js';
 import type { OidcProviderConfig } from '../../config.js';
 import { createBoundedFetch, type ProviderHTTPOptions } from '../http.js';
@@ -43,6 +43,23 @@ export interface OidcProviderOptions {
   http: ProviderHTTPOptions;
 }
 
+/**
+ * openid-client (and oauth4webapi and jose under it) is loaded at the first discovery, not at
+ * start: a deployment without OIDC_PROVIDERS never pays its memory (DESIGN §10). Every use below
+ * runs after a discovery has loaded it.
+ */
+let client: typeof OpenIdClient | undefined;
+async function loadClient(): Promise<typeof OpenIdClient> {
+  client ??= await import('openid-client');
+  return client;
+}
+
+/** The loaded module, for code that only runs after a discovery. */
+function loaded(): typeof OpenIdClient {
+  if (client === undefined) throw new Error('openid-client is used before the first discovery loaded it');
+  return client;
+}
+
 export function createOidcProvider({ id, displayName, config, http }: OidcProviderOptions): OAuthProvider {
   const issuer = new URL(config.issuer);
   const boundedFetch = createBoundedFetch(http);
@@ -51,7 +68,8 @@ export function createOidcProvider({ id, displayName, config, http }: OidcProvid
 
   const discovery = createDiscoveryCache(async () => {
     try {
-      return await client.discovery(issuer, config.clientId, { client_secret: config.clientSecret }, clientSecretAuth(config.clientSecret), {
+      const client = await loadClient();
+      return await client.discovery(issuer, config.clientId, { client_secret: config.clientSecret }, clientSecretAuth(client, config.clientSecret), {
         [client.customFetch]: (url, init) => boundedFetch(url, init as RequestInit),
         timeout: http.timeoutMs / 1000,
         execute: allowHttp ? [client.enableNonRepudiationChecks, client.allowInsecureRequests] : [client.enableNonRepudiationChecks],
@@ -68,7 +86,7 @@ export function createOidcProvider({ id, displayName, config, http }: OidcProvid
     async createAuthorizationURL({ state, codeChallenge, nonce, redirectUri, now }) {
       const configuration = await discovery.get(now);
       try {
-        return client.buildAuthorizationUrl(configuration, {
+        return loaded().buildAuthorizationUrl(configuration, {
           redirect_uri: redirectUri,
           scope: config.scopes.join(' '),
           state,
@@ -89,9 +107,9 @@ export function createOidcProvider({ id, displayName, config, http }: OidcProvid
       callback.searchParams.set('code', code);
       callback.searchParams.set('state', state);
       if (issuerParameter !== undefined) callback.searchParams.set('iss', issuerParameter);
-      let answer: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
+      let answer: Awaited<ReturnType<typeof OpenIdClient.authorizationCodeGrant>>;
       try {
-        answer = await client.authorizationCodeGrant(configuration, callback, {
+        answer = await loaded().authorizationCodeGrant(configuration, callback, {
           pkceCodeVerifier: codeVerifier,
           expectedState: state,
           expectedNonce: nonce,
@@ -136,7 +154,7 @@ export function createOidcProvider({ id, displayName, config, http }: OidcProvid
         if (configuration.serverMetadata().userinfo_endpoint !== undefined) {
           try {
             // The answer's `sub` must be the ID token's (Core §5.3.2): checked by openid-client.
-            userinfo = await client.fetchUserInfo(configuration, tokens.accessToken, claims.sub);
+            userinfo = await loaded().fetchUserInfo(configuration, tokens.accessToken, claims.sub);
           } catch (error) {
             throw asProviderError(error, `${displayName}'s userinfo endpoint could not be read`);
           }
@@ -165,7 +183,7 @@ export function createOidcProvider({ id, displayName, config, http }: OidcProvid
  * The client authentication the token endpoint asks for: client_secret_basic, the default of
  * OpenID Connect Core §9 and RFC 8414 §2, unless the issuer lists only client_secret_post.
  */
-function clientSecretAuth(clientSecret: string): client.ClientAuth {
+function clientSecretAuth(client: typeof OpenIdClient, clientSecret: string): OpenIdClient.ClientAuth {
   const basic = client.ClientSecretBasic(clientSecret);
   const post = client.ClientSecretPost(clientSecret);
   return (as, metadata, body, headers) => {
@@ -177,12 +195,12 @@ function clientSecretAuth(clientSecret: string): client.ClientAuth {
 
 interface DiscoveryCache {
   /** The discovered configuration, loaded at most once at a time; a failure is not kept. */
-  get(now: Date): Promise<client.Configuration>;
+  get(now: Date): Promise<OpenIdClient.Configuration>;
 }
 
-function createDiscoveryCache(load: () => Promise<client.Configuration>, maxAgeMs: number): DiscoveryCache {
-  let cached: { configuration: client.Configuration; loadedAt: number } | null = null;
-  let loading: Promise<client.Configuration> | null = null;
+function createDiscoveryCache(load: () => Promise<OpenIdClient.Configuration>, maxAgeMs: number): DiscoveryCache {
+  let cached: { configuration: OpenIdClient.Configuration; loadedAt: number } | null = null;
+  let loading: Promise<OpenIdClient.Configuration> | null = null;
   return {
     async get(now) {
       if (cached !== null && now.getTime() - cached.loadedAt < maxAgeMs) return cached.configuration;
@@ -248,6 +266,8 @@ function classify(error: unknown): ProviderFailure | ProviderRequestError {
   for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
     if (cause instanceof ProviderRequestError) return cause;
   }
+  // The module failed to load: nothing below can classify the error.
+  if (client === undefined) return { kind: 'invalid_response', reason: 'unexpected_error' };
   if (error instanceof client.ResponseBodyError || error instanceof client.AuthorizationResponseError) {
     return { kind: 'provider_error', code: toSafeErrorCode(error.error) };
   }
