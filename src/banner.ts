@@ -71,6 +71,42 @@ function githubLine(config: Readonly<Config>): BannerLine {
   };
 }
 
+/** One line per OIDC_PROVIDERS id: on with its callback, or off naming what is missing. */
+function oidcLines(config: Readonly<Config>): BannerLine[] {
+  return config.oidcProviders.map((provider): BannerLine => {
+    const callback = `${config.baseUrl}/api/auth/callback/${provider.id}`;
+    if (provider.problems.length === 0) {
+      return {
+        level: 'info',
+        message: `Sign in with ${provider.name} is on (OpenID Connect; its client's redirect URI must be ${callback})`,
+        details: { capability: `oidc:${provider.id}`, state: 'on', callback },
+      };
+    }
+    return {
+      level: 'warn',
+      message: `Sign in with ${provider.name} is off: ${provider.problems.join('; ')}`,
+      details: { capability: `oidc:${provider.id}`, state: 'off', problems: provider.problems },
+    };
+  });
+}
+
+/** Two-factor sign-in needs a key for its secrets: ENCRYPTION_KEY_BASE64, or outside production the generated one. */
+function twoFactorLine(config: Readonly<Config>): BannerLine | null {
+  if (config.encryptionKeys.length > 0) return null;
+  if (config.generatedEncryptionKey !== null) {
+    return {
+      level: 'info',
+      message: 'Two-factor sign-in uses a key generated into the data folder; set ENCRYPTION_KEY_BASE64 in production',
+      details: { capability: 'two-factor', state: 'on', key: 'generated' },
+    };
+  }
+  return {
+    level: 'info',
+    message: 'Two-factor sign-in is off: set ENCRYPTION_KEY_BASE64 (openssl rand -base64 32) to turn it on',
+    details: { capability: 'two-factor', state: 'off', variables: ['ENCRYPTION_KEY_BASE64'] },
+  };
+}
+
 /** Null when another line already says it: in production without SMTP_URL, createGatehouse warns that emails stay queued. */
 function emailLine(config: Readonly<Config>): BannerLine | null {
   const { smtpUrl, delivery } = config.mail;
@@ -109,7 +145,10 @@ export function startBanner(config: Readonly<Config>, listeningUrl: string, star
     },
     databaseLine(config),
     githubLine(config),
+    ...oidcLines(config),
   ];
+  const twoFactor = twoFactorLine(config);
+  if (twoFactor !== null) lines.push(twoFactor);
   const email = emailLine(config);
   if (email !== null) lines.push(email);
   return lines;

@@ -8,6 +8,32 @@ const KEY = Buffer.alloc(32, 7).toString('base64');
 const everything = (lines: BannerLine[]): string => JSON.stringify(lines);
 
 describe('startBanner()', () => {
+  test('two-factor and OpenID Connect: a generated key is named as such; each OIDC provider is on with its redirect URI, or off naming what is missing', () => {
+    const generated = { ...loadConfig({}), generatedEncryptionKey: Buffer.alloc(32, 1) };
+    expect(startBanner(generated, 'http://127.0.0.1:1', 1).map((line) => line.message)).toContain(
+      'Two-factor sign-in uses a key generated into the data folder; set ENCRYPTION_KEY_BASE64 in production',
+    );
+    const lines = startBanner(
+      loadConfig({
+        OIDC_PROVIDERS: 'gitlab,acme',
+        OIDC_GITLAB_CLIENT_ID: 'gl-id',
+        OIDC_GITLAB_CLIENT_SECRET: 'gl-secret-value',
+        OIDC_ACME_ISSUER: 'https://id.acme.example',
+        AUTH_SECRET: 'a'.repeat(24),
+        ENCRYPTION_KEY_BASE64: Buffer.alloc(32, 2).toString('base64'),
+      }),
+      'http://127.0.0.1:1',
+      1,
+    );
+    expect(lines.find((line) => line.message.startsWith('Sign in with GitLab'))?.message).toBe(
+      "Sign in with GitLab is on (OpenID Connect; its client's redirect URI must be http://localhost:3000/api/auth/callback/gitlab)",
+    );
+    const acme = lines.find((line) => (line.details as { capability?: string }).capability === 'oidc:acme');
+    expect(acme?.level).toBe('warn');
+    expect(acme?.message).toMatch(/^Sign in with .* is off: .*OIDC_ACME_CLIENT_ID/);
+    expect(lines.some((line) => line.message.startsWith('Two-factor sign-in'))).toBe(false);
+  });
+
   test('the defaults: where it listens, the address to open with its /register and /login, the database, and what is off', () => {
     const lines = startBanner(loadConfig({ PORT: '3000' }), 'http://127.0.0.1:3000', 42);
     expect(lines.map((line) => line.message)).toEqual([
@@ -15,6 +41,7 @@ describe('startBanner()', () => {
       'Open http://localhost:3000 in a browser: http://localhost:3000/register to create an account, http://localhost:3000/login to sign in',
       expect.stringMatching(/^Database: SQLite file \/.*\/data\/gatehouse\.db\. Data folder: \/.*\/data$/),
       'Sign in with GitHub is off: set GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, AUTH_SECRET, ENCRYPTION_KEY_BASE64 to turn it on',
+      'Two-factor sign-in is off: set ENCRYPTION_KEY_BASE64 (openssl rand -base64 32) to turn it on',
       'Email delivery is off: emails are printed to this console instead; set SMTP_URL to send them',
     ]);
     expect(lines.every((line) => line.level === 'info')).toBe(true);
