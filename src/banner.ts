@@ -90,16 +90,12 @@ function oidcLines(config: Readonly<Config>): BannerLine[] {
   });
 }
 
-/** Two-factor sign-in needs a key for its secrets: ENCRYPTION_KEY_BASE64, or outside production the generated one. */
+/**
+ * Two-factor sign-in needs a key for its secrets: ENCRYPTION_KEY_BASE64, or outside production the
+ * generated one (whose warning, dev-secret.ts, already says so). Null when it is on.
+ */
 function twoFactorLine(config: Readonly<Config>): BannerLine | null {
-  if (config.encryptionKeys.length > 0) return null;
-  if (config.generatedEncryptionKey !== null) {
-    return {
-      level: 'info',
-      message: 'Two-factor sign-in uses a key generated into the data folder; set ENCRYPTION_KEY_BASE64 in production',
-      details: { capability: 'two-factor', state: 'on', key: 'generated' },
-    };
-  }
+  if (config.encryptionKeys.length > 0 || config.generatedEncryptionKey !== null) return null;
   return {
     level: 'info',
     message: 'Two-factor sign-in is off: set ENCRYPTION_KEY_BASE64 (openssl rand -base64 32) to turn it on',
