@@ -24,6 +24,7 @@ export const ERROR_CODES = [
   'invalid_code',
   'mfa_already_enabled',
   'mfa_not_enabled',
+  'email_not_verified',
   'provider_unavailable',
 ] as const;
 

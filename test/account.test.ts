@@ -392,3 +392,64 @@ describeEachDialect('rehash on login (DESIGN §9.2)', (dialect) => {
     }
   });
 });
+
+describeEachDialect('account self-service: what ends a pending email change, and ids that never reach the database', (dialect) => {
+  let t: TestGatehouse;
+  let cookie: string;
+  beforeEach(async () => {
+    t = await createTestGatehouse(dialect, { env: { NODE_ENV: 'development', RATE_LIMIT_LOGIN: '1000/15m', RATE_LIMIT_EMAIL_CHANGE: '100/1h' } });
+    cookie = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email: 'eve@example.com', password: STRONG_PASSWORD } }), 'gatehouse_session')!;
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+  const requestChange = async (newEmail: string): Promise<string> =>
+    (await (await t.request('POST', '/api/auth/email/change', { cookie, json: { newEmail, currentPassword: STRONG_PASSWORD } })).json()).token;
+  const confirm = (token: string) => t.request('POST', '/api/auth/email/change/confirm', { json: { token } });
+
+  test('a password reset, a password change and "sign out everywhere else" each end a pending email change (it may be an intruder’s)', async () => {
+    const afterReset = await requestChange('intruder1@example.com');
+    const { token: resetToken } = await (await t.request('POST', '/api/auth/password-reset/request', { json: { email: 'eve@example.com' } })).json();
+    expect((await t.request('POST', '/api/auth/password-reset/confirm', { json: { token: resetToken, password: 'Brand-New-Pass-7' } })).status).toBe(200);
+    expect((await confirm(afterReset)).status).toBe(400);
+
+    cookie = cookieFrom(await t.request('POST', '/api/auth/login', { json: { email: 'eve@example.com', password: 'Brand-New-Pass-7' } }), 'gatehouse_session')!;
+    const afterChange = (
+      await (
+        await t.request('POST', '/api/auth/email/change', { cookie, json: { newEmail: 'intruder2@example.com', currentPassword: 'Brand-New-Pass-7' } })
+      ).json()
+    ).token;
+    expect(
+      (await t.request('POST', '/api/auth/password/change', { cookie, json: { currentPassword: 'Brand-New-Pass-7', newPassword: STRONG_PASSWORD } })).status,
+    ).toBe(200);
+    expect((await confirm(afterChange)).status).toBe(400);
+
+    const afterRevoke = await requestChange('intruder3@example.com');
+    expect((await t.request('POST', '/api/auth/sessions/revoke-others', { cookie })).status).toBe(200);
+    expect((await confirm(afterRevoke)).status).toBe(400);
+    expect((await (await t.request('GET', '/api/auth/session', { cookie })).json()).user.email).toBe('eve@example.com');
+  });
+
+  test('a session id or provider not of the form we issue is a 404 like any other (a NUL byte never reaches PostgreSQL)', async () => {
+    for (const path of [
+      '/api/auth/sessions/%00',
+      '/api/auth/sessions/abc%00def',
+      '/api/auth/accounts/%00',
+      '/api/auth/accounts/GitHub',
+      `/api/auth/accounts/${'a'.repeat(40)}`,
+    ]) {
+      const response = await t.request('DELETE', path, { cookie });
+      expect([path, response.status, (await response.json()).error]).toEqual([path, 404, 'not_found']);
+    }
+  });
+
+  test('deleting the account removes every address it had from its audit rows, not only the last', async () => {
+    const token = await requestChange('eve.new@example.com');
+    expect((await confirm(token)).status).toBe(200);
+    const user = (await (await t.request('GET', '/api/auth/session', { cookie })).json()).user as { id: string };
+    expect((await t.request('POST', '/api/auth/account/delete', { cookie, json: { currentPassword: STRONG_PASSWORD } })).status).toBe(200);
+    const own = (await t.gatehouse.stores.audit.listRecentEvents(100)).filter((event) => event.userId === user.id);
+    expect(own.map((event) => event.type)).toEqual(expect.arrayContaining(['email_change_requested', 'email_changed', 'account_deleted']));
+    expect(JSON.stringify(own)).not.toMatch(/eve@example\.com|eve\.new@example\.com/);
+  });
+});

@@ -105,6 +105,7 @@ describe.skipIf(!hasBrowser)('the account page in Chromium', { timeout: 60_000 }
     return page;
   }
 
+  /** A new account over the API, its address verified through the development-mode token. */
   async function newAccount(label: string): Promise<string> {
     const email = `${label}-${randomBytes(4).toString('hex')}@example.com`;
     const response = await fetch(`${server.url}/api/auth/register`, {
@@ -113,6 +114,13 @@ describe.skipIf(!hasBrowser)('the account page in Chromium', { timeout: 60_000 }
       body: JSON.stringify({ email, password: PASSWORD }),
     });
     expect(response.status).toBe(201);
+    const { verificationToken } = (await response.json()) as { verificationToken: string };
+    const verified = await fetch(`${server.url}/api/auth/verify-email`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: verificationToken }),
+    });
+    expect(verified.status).toBe(200);
     return email;
   }
 

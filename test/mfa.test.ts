@@ -33,6 +33,8 @@ describeEachDialect('two-factor sign-in (DESIGN §9.3)', (dialect) => {
       env: { ENCRYPTION_KEY_BASE64: KEY, RATE_LIMIT_LOGIN: '1000/15m', RATE_LIMIT_MFA_VERIFY: '1000/15m', APP_NAME: 'Acme' },
     });
     cookie = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email: 'ana@example.com', password: STRONG_PASSWORD } }), SESSION)!;
+    // Two-factor needs a verified address (the review's pre-hijacking case, below).
+    await t.gatehouse.stores.users.markEmailVerified((await t.gatehouse.stores.users.findUserByEmail('ana@example.com'))!.id);
   });
   afterEach(async () => {
     await t.close();
@@ -204,5 +206,94 @@ describeEachDialect('two-factor setup without an encryption key', (dialect) => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describeEachDialect('two-factor: the review’s cases', (dialect) => {
+  let t: TestGatehouse;
+  beforeEach(async () => {
+    t = await createTestGatehouse(dialect, {
+      env: { ENCRYPTION_KEY_BASE64: KEY, RATE_LIMIT_LOGIN: '1000/15m', RATE_LIMIT_MFA_VERIFY: '1000/15m', NODE_ENV: 'development' },
+    });
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+  const now = () => t.clock.now().getTime();
+
+  async function enabledAccount(email: string): Promise<{ cookie: string; secret: string }> {
+    const cookie = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email, password: STRONG_PASSWORD } }), SESSION)!;
+    const user = (await (await t.request('GET', '/api/auth/session', { cookie })).json()).user as { id: string };
+    await t.gatehouse.stores.users.markEmailVerified(user.id);
+    const { secret } = await (await t.request('POST', '/api/auth/2fa/totp/setup', { cookie, json: { currentPassword: STRONG_PASSWORD } })).json();
+    expect((await t.request('POST', '/api/auth/2fa/totp/enable', { cookie, json: { code: totp(secret, now()) } })).status).toBe(200);
+    return { cookie, secret };
+  }
+
+  test('an unverified address cannot turn on two-factor (a squatter’s second factor would lock the owner out)', async () => {
+    const cookie = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email: 'squat@example.com', password: STRONG_PASSWORD } }), SESSION)!;
+    const refused = await t.request('POST', '/api/auth/2fa/totp/setup', { cookie, json: { currentPassword: STRONG_PASSWORD } });
+    expect([refused.status, (await refused.json()).error]).toEqual([403, 'email_not_verified']);
+  });
+
+  test('a password reset does not clear the count of wrong codes', async () => {
+    await enabledAccount('reset2fa@example.com');
+    const challenge = async () =>
+      cookieFrom(await t.request('POST', '/api/auth/login', { json: { email: 'reset2fa@example.com', password: STRONG_PASSWORD } }), CHALLENGE)!;
+    const wrong = async () => t.request('POST', '/api/auth/2fa/verify', { cookie: await challenge(), json: { code: 'wrong1' } });
+    for (let i = 0; i < 3; i++) expect((await wrong()).status).toBe(401);
+    const { token } = await (await t.request('POST', '/api/auth/password-reset/request', { json: { email: 'reset2fa@example.com' } })).json();
+    expect((await t.request('POST', '/api/auth/password-reset/confirm', { json: { token, password: 'Another-Fine-Pass-8' } })).status).toBe(200);
+    const challengeAfter = async () =>
+      cookieFrom(await t.request('POST', '/api/auth/login', { json: { email: 'reset2fa@example.com', password: 'Another-Fine-Pass-8' } }), CHALLENGE)!;
+    expect((await t.request('POST', '/api/auth/2fa/verify', { cookie: await challengeAfter(), json: { code: 'wrong2' } })).status).toBe(401);
+    expect((await t.request('POST', '/api/auth/2fa/verify', { cookie: await challengeAfter(), json: { code: 'wrong3' } })).status).toBe(401);
+    const locked = await t.request('POST', '/api/auth/login', { json: { email: 'reset2fa@example.com', password: 'Another-Fine-Pass-8' } });
+    expect(locked.status).toBe(429);
+  });
+
+  test('two regenerations at once leave one set of 10; enabling checks the pending secret it read', async () => {
+    const { cookie } = await enabledAccount('regen@example.com');
+    const answers = await Promise.all(
+      [1, 2].map(() => t.request('POST', '/api/auth/2fa/recovery-codes', { cookie, json: { currentPassword: STRONG_PASSWORD } })),
+    );
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(await (await t.request('GET', '/api/auth/2fa', { cookie })).json()).toMatchObject({ recoveryCodesLeft: 10 });
+
+    const user = (await (await t.request('GET', '/api/auth/session', { cookie })).json()).user as { id: string };
+    await t.request('POST', '/api/auth/2fa/totp/disable', { cookie, json: { currentPassword: STRONG_PASSWORD } });
+    await t.request('POST', '/api/auth/2fa/totp/setup', { cookie, json: { currentPassword: STRONG_PASSWORD } });
+    const pending = (await t.gatehouse.stores.totp.findTotp(user.id))!;
+    expect(await t.gatehouse.stores.totp.enableTotp(user.id, `${pending.secretEnc}x`, 1, t.clock.now())).toBe(false);
+    expect(await t.gatehouse.stores.totp.enableTotp(user.id, pending.secretEnc, 1, t.clock.now())).toBe(true);
+  });
+
+  test('an account without an email has its own count of wrong codes, whatever address they come from', async () => {
+    const id = randomBytes(16)
+      .toString('hex')
+      .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+    await t.gatehouse.stores.users.createUser({ id, email: null, passwordHash: null, emailVerified: false, createdAt: t.clock.now() });
+    const { issueSession } = await import('../src/session/flow.js');
+    const { createSessionTokenCodec } = await import('../src/session/token.js');
+    const { TEST_JWT_SECRET } = await import('./support/harness.js');
+    const session = await issueSession(
+      { sessions: t.gatehouse.stores.sessions, tokens: createSessionTokenCodec(TEST_JWT_SECRET), sessionExpiresInSeconds: 3600 },
+      id,
+      { now: t.clock.now(), ip: null, userAgent: null },
+      ['github'],
+    );
+    const cookie = `${SESSION}=${session.token}`;
+    const { secret } = await (await t.request('POST', '/api/auth/2fa/totp/setup', { cookie, json: {} })).json();
+    expect((await t.request('POST', '/api/auth/2fa/totp/enable', { cookie, json: { code: totp(secret, now()) } })).status).toBe(200);
+    const { createChallengeKey, issueChallenge } = await import('../src/mfa/challenge.js');
+    const { secureRandom } = await import('../src/random.js');
+    const challenge = () =>
+      `${CHALLENGE}=${issueChallenge(createChallengeKey(TEST_JWT_SECRET), secureRandom, { userId: id, firstMethods: ['github'], returnTo: null, now: t.clock.now() }).value}`;
+    for (let i = 0; i < 5; i++) {
+      const wrong = await t.request('POST', '/api/auth/2fa/verify', { cookie: challenge(), json: { code: 'nope00' }, ip: `198.51.100.${i + 1}` });
+      expect(wrong.status).toBe(401);
+    }
+    const locked = await t.request('POST', '/api/auth/2fa/verify', { cookie: challenge(), json: { code: totp(secret, now(), 1) }, ip: '198.51.100.77' });
+    expect([locked.status, (await locked.json()).error]).toEqual([429, 'account_locked']);
   });
 });

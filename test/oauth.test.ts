@@ -117,6 +117,22 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     return JSON.stringify(tables);
   };
 
+  test('linking to an unverified account also removes what its registrant planted: a pending email change', async () => {
+    const registered = await t.request('POST', '/api/auth/register', { json: { email: 'planted@example.com', password: 'Squatter-Pass-1' } });
+    const squatter = cookieFrom(registered, SESSION)!;
+    const changed = await t.request('POST', '/api/auth/email/change', {
+      cookie: squatter,
+      json: { newEmail: 'squatter-new@example.com', currentPassword: 'Squatter-Pass-1' },
+    });
+    expect(changed.status).toBe(200);
+    const owner = (await t.gatehouse.stores.users.findUserByEmail('planted@example.com'))!;
+    expect(await t.gatehouse.stores.emailChangeTokens.listPendingEmails(owner.id)).toEqual(['squatter-new@example.com']);
+    gitHubUser('planted', [{ email: 'planted@example.com', primary: true, verified: true }]);
+    expect((await signIn('planted')).status).toBe(302);
+    expect(await t.gatehouse.stores.emailChangeTokens.listPendingEmails(owner.id)).toEqual([]);
+    expect((await t.request('GET', '/api/auth/session', { cookie: squatter })).status).toBe(401);
+  });
+
   test('session.methods names the provider; a 2FA account lands on /login?mfa=required with a challenge and no session, and the code gives it', async () => {
     gitHubUser('octo2fa');
     const first = await signIn('octo2fa');

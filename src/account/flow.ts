@@ -71,7 +71,12 @@ export async function revokeOneSession(deps: Pick<AccountDeps, 'stores'>, signed
 }
 
 export async function revokeOtherSessions(deps: Pick<AccountDeps, 'stores'>, signedIn: ValidSession, ctx: RequestContext): Promise<number> {
-  const revoked = await deps.stores.sessions.deleteOtherUserSessions(signedIn.user.id, signedIn.session.id);
+  // Signing everyone else out is what a person does who suspects someone else: a pending email
+  // change that someone asked from another session ends with it.
+  const revoked = await deps.stores.transaction(async (tx) => {
+    await tx.emailChangeTokens.deleteUserEmailChangeTokens(signedIn.user.id);
+    return tx.sessions.deleteOtherUserSessions(signedIn.user.id, signedIn.session.id);
+  });
   await recordAudit(deps.stores.audit, ctx, 'session_revoked', signedIn.user.id, { scope: 'others', count: revoked });
   return revoked;
 }
@@ -96,6 +101,8 @@ export async function changePassword(
     await tx.users.setPassword(user.id, passwordHash);
     // Whoever else holds a session of this account (perhaps the reason for the change) is out.
     await tx.sessions.deleteOtherUserSessions(user.id, signedIn.session.id);
+    // A pending email change may have been asked by whoever the change locks out.
+    await tx.emailChangeTokens.deleteUserEmailChangeTokens(user.id);
     if (notify && user.email !== null) {
       const email = renderPasswordChangedEmail({ appName: deps.appName, baseUrl: deps.baseUrl, how: 'change', firstPassword: false });
       await queueEmail(tx.outbox, user.email, email, { now: ctx.now, linkExpiresAt: null });

@@ -5,6 +5,7 @@
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { notFound } from '../errors.js';
 import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { acceptNoBody, readJsonBody } from '../http/json-body.js';
@@ -32,6 +33,9 @@ const passwordChangeBody = z.object({ currentPassword, newPassword: newPasswordS
 const emailChangeBody = z.object({ newEmail: emailSchema, currentPassword });
 const confirmBody = z.object({ token: z.string().min(1, 'is required') });
 const deleteBody = z.object({ currentPassword });
+/** Session ids are UUIDs; provider ids are short lower-case names (config.ts checks OIDC_PROVIDERS the same way). */
+const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const PROVIDER_ID = /^[a-z][a-z0-9_]{0,31}$/;
 
 export interface AccountRouteDeps {
   flow: AccountDeps;
@@ -49,7 +53,10 @@ export function createAccountRoutes(deps: AccountRouteDeps): Hono<AppEnv> {
     .delete('/sessions/:id', async (c) => {
       await acceptNoBody(c);
       const signedIn = await requireSession(c, deps);
-      const wasCurrent = await revokeOneSession(deps.flow, signedIn, c.req.param('id'), c.get('requestContext'));
+      const id = c.req.param('id');
+      // Only an id of the form we issue reaches the database (a NUL byte, for one, is an error in PostgreSQL).
+      if (!SESSION_ID.test(id)) throw notFound('No such session.');
+      const wasCurrent = await revokeOneSession(deps.flow, signedIn, id, c.get('requestContext'));
       if (wasCurrent) clearSessionCookie(c, deps.cookie);
       return jsonAnswer(c, { ok: true });
     })
@@ -92,7 +99,9 @@ export function createAccountRoutes(deps: AccountRouteDeps): Hono<AppEnv> {
     .delete('/accounts/:provider', async (c) => {
       await acceptNoBody(c);
       const signedIn = await requireSession(c, deps);
-      await unlinkProvider(deps.flow, signedIn, c.req.param('provider'), c.get('requestContext'));
+      const provider = c.req.param('provider');
+      if (!PROVIDER_ID.test(provider)) throw notFound('No such linked sign-in.');
+      await unlinkProvider(deps.flow, signedIn, provider, c.get('requestContext'));
       return jsonAnswer(c, { ok: true });
     });
 }

@@ -18,6 +18,8 @@ export interface EmailChangeTokenStore {
   findEmailChangeToken(id: string): Promise<EmailChangeRecord | null>;
   /** True only for the one caller that deleted it (races: a token is spent exactly once). */
   deleteEmailChangeToken(id: string): Promise<boolean>;
+  /** Deletes every pending change of the user (its password was reset or changed, its sessions ended, or its account secured). */
+  deleteUserEmailChangeTokens(userId: string): Promise<void>;
   /** The addresses the user's pending changes would move to (their queued links are purged with the account). */
   listPendingEmails(userId: string): Promise<string[]>;
   /** Deletes the tokens expired at `now`; returns how many. */

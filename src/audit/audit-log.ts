@@ -40,8 +40,9 @@ export interface AuditStore {
   /** Newest first; for operators and tests (the spec has no endpoint for reading). */
   listRecentEvents(limit: number): Promise<AuditEvent[]>;
   /**
-   * Removes `email` from the metadata of the user's events (an account deleted: its rows stay,
-   * keyed by the user id, without the address); returns how many rows changed.
+   * Removes the addresses from the metadata of the user's events — every `email`, `newEmail` and
+   * `previousEmail` field, and any value equal to `email` — when an account is deleted: its rows
+   * stay, keyed by the user id, without an address; returns how many rows changed.
    */
   forgetEmail(userId: string, email: string): Promise<number>;
   /** Deletes the events recorded before `cutoff` (AUDIT_RETENTION_DAYS); returns how many. */

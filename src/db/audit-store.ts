@@ -6,6 +6,8 @@ import type { Database } from './schema.js';
 // Column widths from the migration: an over-long header is cut, never refused.
 const MAX_USER_AGENT = 512;
 const MAX_IP = 64;
+/** Metadata fields that hold an email address (password flows, email change). */
+const ADDRESS_FIELDS = new Set(['email', 'newEmail', 'previousEmail']);
 
 export function createAuditStore(db: Kysely<Database>): AuditStore {
   return {
@@ -39,7 +41,11 @@ export function createAuditStore(db: Kysely<Database>): AuditStore {
       let changed = 0;
       for (const row of rows) {
         const metadata = JSON.parse(row.metadata) as AuditMetadata;
-        const kept = Object.entries(metadata).filter(([, value]) => !(typeof value === 'string' && value.toLowerCase() === email.toLowerCase()));
+        // The fields that hold an address (any the account had, not only the last), and any value
+        // equal to the last one wherever it sits.
+        const kept = Object.entries(metadata).filter(
+          ([key, value]) => !ADDRESS_FIELDS.has(key) && !(typeof value === 'string' && value.toLowerCase() === email.toLowerCase()),
+        );
         if (kept.length === Object.keys(metadata).length) continue;
         await db
           .updateTable('audit_events')

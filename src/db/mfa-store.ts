@@ -29,11 +29,12 @@ export function createTotpStore(db: Kysely<Database>): TotpStore {
       return Number(result.numInsertedOrUpdatedRows ?? 0) === 1 ? 'saved' : 'enabled';
     },
 
-    async enableTotp(userId, step, now) {
+    async enableTotp(userId, secretEnc, step, now) {
       const result = await db
         .updateTable('user_totp')
         .set({ enabled_at: now.getTime(), last_used_step: step })
         .where('user_id', '=', userId)
+        .where('secret_enc', '=', secretEnc)
         .where('enabled_at', 'is', null)
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;

@@ -146,6 +146,10 @@ export function createEmailChangeTokenStore(db: Kysely<Database>, dialect: 'sqli
       return Number(result.numDeletedRows) === 1;
     },
 
+    async deleteUserEmailChangeTokens(userId) {
+      await db.deleteFrom('email_change_tokens').where('user_id', '=', userId).execute();
+    },
+
     async listPendingEmails(userId) {
       const rows = await db.selectFrom('email_change_tokens').select('new_email').where('user_id', '=', userId).execute();
       return rows.map((row) => row.new_email);

@@ -38,7 +38,8 @@ import { fixedWindowAt, secondsUntil } from './fixed-window.js';
 import type { LimiterBackend } from './limiter-backend.js';
 import { subjectKey, type LimitSubject } from './subject.js';
 
-export type LockSubject = Extract<LimitSubject, { email: string } | { ip: string } | { device: string }>;
+/** `userId`: an account without an email (provider sign-in only) whose second-factor codes are counted (mfa/flow.ts). */
+export type LockSubject = Extract<LimitSubject, { email: string } | { ip: string } | { device: string } | { userId: string }>;
 
 /** An attempt let through to the password check (see `reserve`); `release` it whatever happens. */
 export interface ReservedAttempt {

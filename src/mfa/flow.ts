@@ -11,11 +11,11 @@
  * clear them, so a known password does not buy unlimited code guesses. Each code is accepted
  * once: its time step is recorded in the database, so a replay fails on every instance.
  */
-import { createHash } from 'node:crypto';
+import { createHmac, hkdfSync } from 'node:crypto';
 import { reauthenticate, type ReauthDeps } from '../account/reauthenticate.js';
 import { recordAudit } from '../audit/record.js';
 import type { Envelope } from '../crypto/envelope.js';
-import { badRequest, conflict, serviceUnavailable, tooManyRequests, unauthorized } from '../errors.js';
+import { badRequest, conflict, forbidden, serviceUnavailable, tooManyRequests, unauthorized } from '../errors.js';
 import type { LockSubject } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { ConsumedSignInStore } from '../oauth/store.js';
@@ -87,6 +87,11 @@ export async function startTotpSetup(
   ctx: RequestContext,
 ): Promise<{ secret: string; otpauthUrl: string; qrSvg: string }> {
   const envelope = requireEnvelope(deps);
+  // An unverified address may not be its owner's (account pre-hijacking): a second factor set up
+  // by a squatter would lock the real owner out once they claim the address.
+  if (signedIn.user.email !== null && !signedIn.user.emailVerified) {
+    throw forbidden('email_not_verified', 'Verify your email address before you turn on two-factor sign-in.');
+  }
   await reauthenticate(deps, signedIn.user, signedIn.session, currentPassword, ctx);
   const secret = generateTotpSecret(deps.random);
   const saved = await deps.stores.totp.savePendingTotp(signedIn.user.id, envelope.seal(secret, sealedFor(signedIn.user.id)), ctx.now);
@@ -109,13 +114,20 @@ function newRecoveryCodes(random: RandomReader): string[] {
 }
 
 /** Codes are typed by people: case, spaces and dashes do not matter. */
-function recoveryCodeHash(code: string): string {
-  return createHash('sha256').update(code.toLowerCase().replace(/[\s-]/g, ''), 'utf8').digest('hex');
+function recoveryCodeHash(challengeKey: Uint8Array, code: string): string {
+  // An HMAC under a key derived from JWT_SECRET (HKDF from the challenge key, its own label):
+  // about 50 bits per code is too little to trust a plain hash with a stolen database.
+  const key = Buffer.from(hkdfSync('sha256', challengeKey, '', 'gatehouse recovery codes v1', 32));
+  return createHmac('sha256', key).update(code.toLowerCase().replace(/[\s-]/g, ''), 'utf8').digest('hex');
 }
 
-async function replaceRecoveryCodes(deps: Pick<MfaDeps, 'stores' | 'random'>, userId: string, now: Date): Promise<string[]> {
+async function replaceRecoveryCodes(deps: Pick<MfaDeps, 'stores' | 'random' | 'challengeKey'>, userId: string, now: Date): Promise<string[]> {
   const codes = newRecoveryCodes(deps.random);
-  await deps.stores.recoveryCodes.replaceRecoveryCodes(userId, codes.map(recoveryCodeHash), now);
+  await deps.stores.recoveryCodes.replaceRecoveryCodes(
+    userId,
+    codes.map((code) => recoveryCodeHash(deps.challengeKey, code)),
+    now,
+  );
   return codes;
 }
 
@@ -131,8 +143,8 @@ export async function enableTotp(deps: MfaDeps, signedIn: ValidSession, code: st
   const step = matchTotpStep(openSecret(deps, user.id, pending.secretEnc), code, ctx.now);
   if (step === null) throw badRequest('invalid_code', 'That code is not right. Enter the 6-digit code your authenticator app shows now.');
   const recoveryCodes = await deps.stores.transaction(async (tx) => {
-    if (!(await tx.totp.enableTotp(user.id, step, ctx.now))) return null;
-    return replaceRecoveryCodes({ stores: tx, random: deps.random }, user.id, ctx.now);
+    if (!(await tx.totp.enableTotp(user.id, pending.secretEnc, step, ctx.now))) return null;
+    return replaceRecoveryCodes({ stores: tx, random: deps.random, challengeKey: deps.challengeKey }, user.id, ctx.now);
   });
   if (recoveryCodes === null) throw badRequest('mfa_already_enabled', 'Two-factor sign-in is already on.');
   await recordAudit(deps.stores.audit, ctx, 'mfa_enabled', user.id, { method: 'totp' });
@@ -157,7 +169,11 @@ export async function regenerateRecoveryCodes(
   await reauthenticate(deps, signedIn.user, signedIn.session, currentPassword, ctx);
   if (!(await isSecondFactorRequired(deps, signedIn.user.id)))
     throw badRequest('mfa_not_enabled', 'Two-factor sign-in is off: there are no recovery codes to renew.');
-  const recoveryCodes = await replaceRecoveryCodes(deps, signedIn.user.id, ctx.now);
+  // One transaction on the locked user row: two regenerations at once leave one set, never two.
+  const recoveryCodes = await deps.stores.transaction(async (tx) => {
+    await tx.users.lockUser(signedIn.user.id);
+    return replaceRecoveryCodes({ stores: tx, random: deps.random, challengeKey: deps.challengeKey }, signedIn.user.id, ctx.now);
+  });
   await recordAudit(deps.stores.audit, ctx, 'recovery_codes_regenerated', signedIn.user.id, {});
   return { recoveryCodes };
 }
@@ -181,7 +197,9 @@ export async function verifySecondFactor(
   const totp = user === null ? null : await deps.stores.totp.findTotp(user.id);
   if (user === null || totp === null || totp.enabledAt === null) throw unauthorized('not_authenticated', EXPIRED_CHALLENGE_MESSAGE);
 
-  const subjects: LockSubject[] = [...(user.email !== null ? [{ email: user.email }] : []), { ip: ctx.ip }];
+  // The account's own count: by its email, or by its id when it has none (a provider-only account).
+  const account: LockSubject = user.email !== null ? { email: user.email } : { userId: user.id };
+  const subjects: LockSubject[] = [account, { ip: ctx.ip }];
   const reservation = await deps.loginLock.reserve(subjects, ctx.now);
   if ('lockedForSeconds' in reservation) throw tooManyRequests('account_locked', 'Too many failed attempts. Try again later.', reservation.lockedForSeconds);
   if ('busyForSeconds' in reservation) throw tooManyRequests('rate_limited', 'Too many attempts at once. Try again in a moment.', reservation.busyForSeconds);
@@ -190,7 +208,7 @@ export async function verifySecondFactor(
     method = input.recoveryCode !== undefined ? 'recovery_code' : 'totp';
     const accepted =
       method === 'recovery_code'
-        ? await deps.stores.recoveryCodes.useRecoveryCode(user.id, recoveryCodeHash(input.recoveryCode ?? ''), ctx.now)
+        ? await deps.stores.recoveryCodes.useRecoveryCode(user.id, recoveryCodeHash(deps.challengeKey, input.recoveryCode ?? ''), ctx.now)
         : await acceptTotpCode(deps, user.id, totp.secretEnc, input.code ?? '', ctx.now);
     if (!accepted) {
       const lockedNow = await deps.loginLock.recordFailure(reservation.reserved, ctx.now);
@@ -202,7 +220,7 @@ export async function verifySecondFactor(
     if (!(await deps.spentChallenges.consumeSignIn(`mfa:${challenge.id}`, challenge.expiresAt))) {
       throw unauthorized('not_authenticated', EXPIRED_CHALLENGE_MESSAGE);
     }
-    await deps.loginLock.recordSuccess(ctx.now, user.email !== null ? [{ email: user.email }] : []);
+    await deps.loginLock.recordSuccess(ctx.now, [account]);
   } finally {
     await deps.loginLock.release(reservation.reserved);
   }

@@ -14,8 +14,12 @@ export interface TotpStore {
   findTotp(userId: string): Promise<TotpRecord | null>;
   /** Stores a new, not yet enabled secret in place of a pending one; never replaces an enabled one ('enabled'). */
   savePendingTotp(userId: string, secretEnc: string, now: Date): Promise<'saved' | 'enabled'>;
-  /** Enables the pending secret and records `step` as used; false when there is none pending. */
-  enableTotp(userId: string, step: number, now: Date): Promise<boolean>;
+  /**
+   * Enables the pending secret and records `step` as used — only while the pending secret is still
+   * `secretEnc`, the one the code was checked against (a setup in another tab may have replaced it);
+   * false otherwise.
+   */
+  enableTotp(userId: string, secretEnc: string, step: number, now: Date): Promise<boolean>;
   /**
    * Records `step` as used, only when it is later than the last used one: true for the one
    * caller that may accept a code of that step (a code works once, also across instances).

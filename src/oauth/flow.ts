@@ -44,7 +44,8 @@ import { sha256Hex } from '../crypto/digest.js';
 import type { OutboxStore } from '../outbox/outbox.js';
 import type { Logger } from '../logger.js';
 import { isSecondFactorRequired } from '../mfa/flow.js';
-import type { TotpStore } from '../mfa/store.js';
+import type { EmailChangeTokenStore } from '../account/store.js';
+import type { RecoveryCodeStore, TotpStore } from '../mfa/store.js';
 import { mayNotify } from '../outbox/notices.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderProviderLinkedEmail } from '../outbox/templates.js';
@@ -55,7 +56,9 @@ export interface OAuthStores {
   sessions: Pick<SessionStore, 'deleteUserSessions'>;
   audit: AuditStore;
   outbox: Pick<OutboxStore, 'enqueueEmail'>;
-  totp: Pick<TotpStore, 'findTotp'>;
+  totp: Pick<TotpStore, 'findTotp' | 'deleteTotp'>;
+  recoveryCodes: Pick<RecoveryCodeStore, 'deleteRecoveryCodes'>;
+  emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
   transaction<T>(work: (stores: OAuthStores) => Promise<T>): Promise<T>;
 }
 
@@ -409,6 +412,11 @@ async function linkOnce(
         // may not be its owner, so their password and sessions must not survive the link.
         await tx.users.removePassword(owner.id);
         const sessionsRevoked = await tx.sessions.deleteUserSessions(owner.id);
+        // Nor anything else they planted: a second factor only they hold, a pending move of the
+        // account to an address of theirs.
+        await tx.totp.deleteTotp(owner.id);
+        await tx.recoveryCodes.deleteRecoveryCodes(owner.id);
+        await tx.emailChangeTokens.deleteUserEmailChangeTokens(owner.id);
         await tx.users.markEmailVerified(owner.id);
         await recordAudit(tx.audit, ctx, 'config_updated', owner.id, {
           action: 'unverified_account_secured_for_provider_link',

@@ -17,6 +17,7 @@ import { assertNotContextPassword, contextWordsFor } from '../password/common-pa
 import { assertNotBreached, type BreachCheck } from '../password/breach-check.js';
 import type { PasswordHasher } from '../password/hasher.js';
 import { queueEmail } from '../outbox/queue.js';
+import { isSecondFactorRequired } from '../mfa/flow.js';
 import { mayNotify, type NoticeDeps } from '../outbox/notices.js';
 import { renderPasswordChangedEmail, renderPasswordResetEmail } from '../outbox/templates.js';
 import type { RateLimits } from '../limits/rate-limits.js';
@@ -118,11 +119,16 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
     // Following the link proved control of the mailbox.
     await tx.users.markEmailVerified(record.userId);
     await tx.sessions.deleteUserSessions(record.userId);
+    // A pending email change may be the attacker's (asked from a stolen session): the reset that
+    // secures the account ends it too, or its link would move the account away afterwards.
+    await tx.emailChangeTokens.deleteUserEmailChangeTokens(record.userId);
     if (notice !== null) await queueEmail(tx.outbox, notice.to, notice.email, { now: ctx.now, linkExpiresAt: null });
     return tx.users.findUserById(record.userId);
   });
   if (user === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
   if (notice !== null) deps.onEmailQueued();
-  if (user.email !== null) await deps.clearLoginFailures(user.email, ctx.now);
+  // Not for a 2FA account: its failures include wrong codes, which a reset (control of the
+  // mailbox) must not wipe (DESIGN §9.3: only a right code clears them).
+  if (user.email !== null && !(await isSecondFactorRequired(deps, user.id))) await deps.clearLoginFailures(user.email, ctx.now);
   await recordAudit(deps.stores.audit, ctx, 'password_reset_completed', user.id, { email: user.email, firstPassword: owner?.passwordHash === null });
 }
