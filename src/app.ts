@@ -25,6 +25,8 @@ import type { Logger } from './logger.js';
 import type { ChallengeCookieSettings } from './mfa/challenge.js';
 import type { MfaDeps } from './mfa/flow.js';
 import { createMfaRoutes } from './mfa/routes.js';
+import type { EmailSignInDeps } from './email-sign-in/flow.js';
+import { createEmailSignInRoutes } from './email-sign-in/routes.js';
 import type { VerificationDeps } from './email-verification/flow.js';
 import { createVerificationRoutes } from './email-verification/routes.js';
 import type { OAuthFlowDeps } from './oauth/flow.js';
@@ -57,6 +59,7 @@ export interface AppDeps {
   oauth: OAuthFlowDeps;
   account: AccountDeps;
   mfa: MfaDeps;
+  emailSignIn: EmailSignInDeps;
   challengeCookie: ChallengeCookieSettings;
 }
 
@@ -140,6 +143,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route('/api/auth', createMfaRoutes({ flow: deps.mfa, session: deps.session, cookie: deps.cookie, challengeCookie: deps.challengeCookie }));
   app.route('/api/auth', createVerificationRoutes({ flow: deps.verification, session: deps.session, cookie: deps.cookie, devMode }));
   app.route('/api/auth', createResetRoutes({ flow: deps.reset, devMode, background: deps.background }));
+  app.route(
+    '/api/auth',
+    createEmailSignInRoutes({
+      flow: deps.emailSignIn,
+      devMode,
+      background: deps.background,
+      cookie: deps.cookie,
+      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
+    }),
+  );
   // The pages (DESIGN §7) and their static assets, with their own headers (src/web/routes.ts).
   app.route('/', createWebRoutes({ config: deps.config, session: deps.session, cookie: deps.cookie }));
   app.route(

@@ -30,7 +30,7 @@ export function createBackgroundTasks(logger: Logger): BackgroundTasks {
 
 /** What the sweep deletes from, with the retention it applies. */
 export interface SweepDeps {
-  stores: Pick<Stores, 'sessions' | 'audit' | 'verificationTokens' | 'resetTokens' | 'emailChangeTokens'>;
+  stores: Pick<Stores, 'sessions' | 'audit' | 'verificationTokens' | 'resetTokens' | 'emailChangeTokens' | 'emailSignIns'>;
   consumedSignIns: ConsumedSignInStore;
   auditRetentionDays: number;
 }
@@ -42,6 +42,7 @@ export interface SweepReport {
   verificationTokens: number;
   resetTokens: number;
   emailChangeTokens: number;
+  emailSignIns: number;
   consumedSignIns: number;
 }
 
@@ -50,7 +51,7 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Bounded growth (DESIGN §9.8): deletes expired sessions, audit rows older than
  * AUDIT_RETENTION_DAYS, expired verification tokens (a used one is deleted when used), used or
- * expired reset tokens, expired email change tokens, and expired records of consumed provider sign-ins, as of `now` (the
+ * expired reset tokens, expired email change tokens, expired sign-ins by email, and expired records of consumed provider sign-ins, as of `now` (the
  * injected clock). The server runs it at start and then hourly; it throws on a database
  * failure, which the server logs as a warning.
  */
@@ -62,6 +63,7 @@ export async function sweepExpiredRows(deps: SweepDeps, now: Date): Promise<Swee
     verificationTokens: await deps.stores.verificationTokens.deleteExpiredVerificationTokens(now),
     resetTokens: await deps.stores.resetTokens.deleteSpentResetTokens(now),
     emailChangeTokens: await deps.stores.emailChangeTokens.deleteExpiredEmailChangeTokens(now),
+    emailSignIns: await deps.stores.emailSignIns.deleteExpiredEmailSignIns(now),
     consumedSignIns: await deps.consumedSignIns.deleteExpiredSignIns(now),
   };
 }

@@ -17,7 +17,8 @@ export type RateLimitName =
   | 'oauthCallback'
   | 'securityNotice'
   | 'emailChange'
-  | 'mfaVerify';
+  | 'mfaVerify'
+  | 'emailSignIn';
 
 export interface RateLimitRule {
   points: number;
@@ -127,6 +128,8 @@ export interface Config {
   lockout: { maxFailures: number; durationSeconds: number };
   loginPageUrl: string;
   defaultReturnTo: string;
+  /** EMAIL_SIGN_IN_SIGNUP: an unknown address may create its account by signing in by email. */
+  emailSignInSignup: boolean;
   /** The provider flow's settings; each missing or malformed one is named in `oauthProblems`. */
   github: GitHubProviderConfig | null;
   authSecret: string | null;
@@ -255,6 +258,16 @@ export const CONFIG_VARIABLES = [
     default: '10/15m',
     meaning: 'second-factor code checks (POST /api/auth/2fa/verify) per client IP; wrong codes also count toward the login lock',
   },
+  {
+    name: 'RATE_LIMIT_EMAIL_SIGN_IN',
+    default: '5/15m',
+    meaning: 'sign-in link and code requests per client IP, and separately per email (each mails a link and a code)',
+  },
+  {
+    name: 'EMAIL_SIGN_IN_SIGNUP',
+    default: 'false',
+    meaning: 'true: an email sign-in request for an unknown address mails it too, and its first use creates the account (no password)',
+  },
   { name: 'RATE_LIMIT_OAUTH_CALLBACK', default: '20/15m', meaning: 'sign-in provider callbacks per client IP (a refused one lands on the login page)' },
   { name: 'LOCKOUT_MAX_FAILURES', default: '5', meaning: 'failed logins (by email, and by IP) that lock sign-in (1 to 1000)' },
   { name: 'LOCKOUT_DURATION', default: '15m', meaning: 'how long a login lock lasts: 900, 15m or 1h (at most 7 days)' },
@@ -319,6 +332,8 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   emailChange: { points: 5, durationSeconds: 3600 },
   // Codes are also counted by the login lock of the email; this bounds what one address tries.
   mfaVerify: { points: 10, durationSeconds: 15 * 60 },
+  // Each request mails a link and a code; per IP and per address, like the reset request.
+  emailSignIn: { points: 5, durationSeconds: 15 * 60 },
 });
 
 /**
@@ -339,6 +354,7 @@ const RATE_LIMIT_VARIABLES: Record<RateLimitName, ConfigVariable> = {
   securityNotice: 'RATE_LIMIT_SECURITY_NOTICE',
   emailChange: 'RATE_LIMIT_EMAIL_CHANGE',
   mfaVerify: 'RATE_LIMIT_MFA_VERIFY',
+  emailSignIn: 'RATE_LIMIT_EMAIL_SIGN_IN',
 };
 
 /** Parses `900`, `900s`, `15m` or `1h` into seconds; null when malformed. */
@@ -626,6 +642,12 @@ export function loadConfig(env: Env): Readonly<Config> {
     else lockoutDurationSeconds = seconds;
   }
 
+  const rawEmailSignInSignup = read('EMAIL_SIGN_IN_SIGNUP');
+  if (rawEmailSignInSignup !== undefined && !['true', 'false'].includes(rawEmailSignInSignup)) {
+    problems.push(`EMAIL_SIGN_IN_SIGNUP: expected true or false, got "${rawEmailSignInSignup}"`);
+  }
+  const emailSignInSignup = rawEmailSignInSignup === 'true';
+
   const loginPageUrl = read('LOGIN_PAGE_URL') ?? '/login';
   const defaultReturnTo = read('DEFAULT_RETURN_TO') ?? '/dashboard';
   for (const [variable, value] of [
@@ -740,6 +762,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     lockout: Object.freeze({ maxFailures, durationSeconds: lockoutDurationSeconds }),
     loginPageUrl,
     defaultReturnTo,
+    emailSignInSignup,
     github: github && Object.freeze(github),
     authSecret: authSecret !== null && authSecret.length >= 16 ? authSecret : null,
     encryptionKeys: Object.freeze(encryptionKeys),

@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './clock.js';
 import { ConfigError, type Config } from './config.js';
 import { migrateToLatest, openDatabase, type DatabaseHandle } from './db/connect.js';
 import { createEnvelope } from './crypto/envelope.js';
+import { createSignInCodeKey } from './email-sign-in/flow.js';
 import { createStores, type Stores } from './db/stores.js';
 import { createConsumedSignInStore } from './db/token-stores.js';
 import type { DeliveryReport } from './outbox/dispatcher.js';
@@ -205,6 +206,20 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       background,
     },
     mfa,
+    emailSignIn: {
+      stores,
+      random,
+      baseUrl: config.baseUrl,
+      appName: config.mail.appName,
+      signup: config.emailSignInSignup,
+      codeKey: createSignInCodeKey(config.jwtSecret),
+      limits,
+      loginLock,
+      session,
+      notices,
+      background,
+      onEmailQueued: emailPump.kick,
+    },
     challengeCookie: challengeCookieSettings(config.httpsBaseUrl),
     account: {
       stores,

@@ -5,6 +5,7 @@
  */
 import type { EmailChangeTokenStore } from './account/store.js';
 import type { AuditStore } from './audit/audit-log.js';
+import type { EmailSignInStore } from './email-sign-in/store.js';
 import type { VerificationTokenStore } from './email-verification/store.js';
 import type { RecoveryCodeStore, TotpStore } from './mfa/store.js';
 import type { AccountStore } from './oauth/store.js';
@@ -24,6 +25,7 @@ export interface Stores {
   emailChangeTokens: EmailChangeTokenStore;
   totp: TotpStore;
   recoveryCodes: RecoveryCodeStore;
+  emailSignIns: EmailSignInStore;
   /** Runs `work` in one transaction; nested calls join the outer one. */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
 }

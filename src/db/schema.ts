@@ -112,6 +112,24 @@ export interface EmailChangeTokensTable {
   created_at: number;
 }
 
+/** A pending sign-in by email (migration 009): one per address, link and code together. */
+export interface EmailSignInTokensTable {
+  /** The `<id>` half of the link's token. */
+  id: string;
+  /** The address it was mailed to (lower-cased); unique: a newer request replaces the row. */
+  email: string;
+  /** null: no account yet (EMAIL_SIGN_IN_SIGNUP), created on first use. */
+  user_id: string | null;
+  /** SHA-256 (hex) of the `<secret>` half. */
+  secret_hash: string;
+  /** HMAC-SHA-256 (hex) of the code under a key derived from JWT_SECRET. */
+  code_mac: string;
+  code_attempts: Generated<number>;
+  return_to: string | null;
+  expires_at: number;
+  created_at: number;
+}
+
 /** A user's TOTP secret (migration 008): enforced once `enabled_at` is set. */
 export interface UserTotpTable {
   user_id: string;
@@ -150,4 +168,5 @@ export interface Database {
   email_change_tokens: EmailChangeTokensTable;
   user_totp: UserTotpTable;
   recovery_codes: RecoveryCodesTable;
+  email_sign_in_tokens: EmailSignInTokensTable;
 }

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { Stores } from '../stores.js';
 import { createAccountStore } from './account-store.js';
 import { createAuditStore } from './audit-store.js';
+import { createEmailSignInStore } from './email-sign-in-store.js';
 import { createRecoveryCodeStore, createTotpStore } from './mfa-store.js';
 import { createOutboxStore } from './outbox-store.js';
 import type { Database } from './schema.js';
@@ -25,6 +26,7 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
       emailChangeTokens: createEmailChangeTokenStore(executor, dialect),
       totp: createTotpStore(executor),
       recoveryCodes: createRecoveryCodeStore(executor),
+      emailSignIns: createEmailSignInStore(executor),
       transaction: (work) => (inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true)))),
     };
     return stores;

@@ -12,7 +12,8 @@ export type EmailTemplate =
   | 'account_locked'
   | 'email_change'
   | 'email_change_requested'
-  | 'email_changed';
+  | 'email_changed'
+  | 'email_sign_in';
 
 export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'dead' | 'expired';
 

@@ -72,6 +72,22 @@ export function renderProviderLinkedEmail(options: { appName: string; providerNa
   });
 }
 
+/** The link and the code carry the same sign-in: either works, once. The code is never in the subject (kept after the body is purged). */
+export function renderEmailSignInEmail(options: { appName: string; url: string; code: string; lifetimeMinutes: number }): RenderedEmail {
+  return render({
+    template: 'email_sign_in',
+    subject: `Sign in to ${options.appName}`,
+    intro: [`Someone asked to sign in to ${options.appName} with this email address.`, 'To sign in, open this link:'],
+    action: 'Sign in',
+    url: options.url,
+    outro: [
+      `Or enter this code on the sign-in page: ${options.code}`,
+      `The link and the code expire in ${options.lifetimeMinutes} minutes, and using either one spends both.`,
+      'If it was not you, ignore this email: nobody can sign in without it.',
+    ],
+  });
+}
+
 export function renderPasswordResetEmail(options: { appName: string; url: string; lifetimeHours: number }): RenderedEmail {
   return render({
     template: 'password_reset',

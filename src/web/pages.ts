@@ -86,6 +86,30 @@ ${options.providers.map(
 )}</div>`
 }
 </div>
+<section id="by-email" class="by-email" aria-labelledby="by-email-title"${options.secondFactor ? html` hidden` : null}>
+<h2 id="by-email-title">No password? Sign in by email</h2>
+<form id="email-link-form" method="post" action="/login" novalidate data-api="/api/auth/email-sign-in/request">
+<input type="hidden" name="return_to" value="${options.returnTo}">
+<div class="field">
+<label for="email-link-email">Email address</label>
+<input id="email-link-email" name="email" type="email" autocomplete="email" inputmode="email" required>
+</div>
+<button type="submit" class="secondary" data-busy-text="Sending…">Email me a sign-in link</button>
+</form>
+${devLinkArea(ctx)}
+<form id="email-code-form" method="post" action="/login" novalidate data-api="/api/auth/email-sign-in/verify" data-return-to="${options.returnTo}">
+<p>Got the email on another device? Enter the 6-digit code it gives.</p>
+<div class="field">
+<label for="email-code-email">Email address</label>
+<input id="email-code-email" name="email" type="email" autocomplete="email" inputmode="email" required>
+</div>
+<div class="field">
+<label for="email-code">Code from the email</label>
+<input id="email-code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" autocapitalize="off" spellcheck="false" maxlength="20" required>
+</div>
+<button type="submit" class="secondary" data-busy-text="Checking…">Sign in with the code</button>
+</form>
+</section>
 <form id="mfa-form" method="post" action="/login" novalidate data-api="/api/auth/2fa/verify" data-return-to="${options.returnTo}"${options.secondFactor ? null : html` hidden`}>
 <p>Your account asks for a second step. Enter the 6-digit code your authenticator app shows, or one of your recovery codes.</p>
 <div class="field">
@@ -195,6 +219,32 @@ export function renderVerifyEmailPage(ctx: PageContext, options: { token: string
 <button type="submit" data-busy-text="Deleting…">I did not create this account</button>
 </form>
 <p id="continue" hidden><a class="button primary" href="/dashboard">Go to your account</a></p>`,
+  });
+}
+
+/** The link of a sign-in by email: only the Confirm button's POST spends it (link scanners spend nothing). */
+export function renderEmailSignInPage(ctx: PageContext, options: { token: string | null }): string {
+  if (options.token === null) {
+    return renderLayout({
+      title: 'Sign in',
+      page: 'email-sign-in',
+      devMode: ctx.devMode,
+      message: { kind: 'error', text: MISSING_TOKEN_TEXT },
+      body: html`<nav class="links" aria-label="Other actions"><p><a href="/login">Ask for a new link</a></p></nav>`,
+    });
+  }
+  return renderLayout({
+    title: 'Sign in',
+    page: 'email-sign-in',
+    devMode: ctx.devMode,
+    body: html`<form method="post" action="/email-sign-in" novalidate data-api="/api/auth/email-sign-in/verify">
+<p>Press Confirm to finish signing in.</p>
+<input type="hidden" name="token" value="${options.token}">
+<button type="submit" class="primary" data-busy-text="Signing in…">Confirm</button>
+</form>
+<nav class="links" aria-label="Other actions">
+<p><a href="/login">Back to sign in</a></p>
+</nav>`,
   });
 }
 

@@ -18,6 +18,7 @@ import { toPublicUser } from '../users/user.js';
 import { renderAccountPage, renderConfirmEmailChangePage } from './account-pages.js';
 import {
   renderDashboardPage,
+  renderEmailSignInPage,
   renderForgotPasswordPage,
   renderLoginPage,
   renderNoScriptPage,
@@ -43,6 +44,7 @@ export const PAGE_PATHS = [
   '/dashboard',
   '/account',
   '/confirm-email-change',
+  '/email-sign-in',
 ] as const;
 
 /** The longest provider error text shown on the login page; the rest is cut off. */
@@ -135,6 +137,7 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   app.get('/forgot-password', (c) => c.html(renderForgotPasswordPage(ctx)));
   app.get('/reset-password', (c) => c.html(renderResetPasswordPage(ctx, { token: tokenOf(c) })));
   app.get('/verify-email', (c) => c.html(renderVerifyEmailPage(ctx, { token: tokenOf(c) })));
+  app.get('/email-sign-in', (c) => c.html(renderEmailSignInPage(ctx, { token: tokenOf(c) })));
   app.get('/dashboard', async (c) => {
     const valid = await readValidSession(c, deps);
     if (valid === null) return c.redirect(`/login?return_to=${encodeURIComponent('/dashboard')}`, 302);

@@ -14,7 +14,7 @@
   // A reset or verification link carries its token in the address. The form already holds it, so
   // it leaves the address bar and the history: not left for the next person at this computer, a
   // screen share, a bookmark or a synced history.
-  if ((page === 'reset-password' || page === 'verify-email') && /[?&]token=/.test(window.location.search)) {
+  if ((page === 'reset-password' || page === 'verify-email' || page === 'email-sign-in') && /[?&]token=/.test(window.location.search)) {
     window.history.replaceState(null, '', window.location.pathname);
   }
 
@@ -48,7 +48,7 @@
   var FIELD_NAMES = { email: 'Email address', password: 'Password', token: 'The link' };
 
   /** The text to show for a failed API call. */
-  function describeFailure(response, body) {
+  function describeFailure(response, body, form) {
     var code = body && typeof body.error === 'string' ? body.error : '';
     if (response.status === 429) {
       var wait = formatWait(parseInt(response.headers.get('Retry-After') || '', 10));
@@ -58,6 +58,9 @@
       return 'Too many attempts. Try again in ' + wait + '.';
     }
     if (code === 'invalid_credentials') return 'The email address or password is not correct.';
+    if (code === 'invalid_code' && form && form.id === 'email-code-form') {
+      return 'That code is not right, or it has expired. Check the email, or ask for a new one.';
+    }
     if (code === 'invalid_code') return 'That code is not right. Enter the code your authenticator app shows now, or a recovery code.';
     if (code === 'email_exists') return 'An account with this email address already exists. Sign in, or reset your password.';
     if (code === 'not_authenticated') return 'You are not signed in any more. Sign in and try again.';
@@ -192,14 +195,36 @@
   var onSuccess = {
     login: function (form, body) {
       if (body && body.mfaRequired) {
-        // The password was right; the account asks for a code too (the challenge is in a cookie).
+        // The first factor was right; the account asks for a code too (the challenge is in a cookie).
         document.getElementById('first-factor').hidden = true;
+        var byEmail = document.getElementById('by-email');
+        if (byEmail) byEmail.hidden = true;
         var mfaForm = document.getElementById('mfa-form');
         mfaForm.hidden = false;
         document.getElementById('mfa-code').focus();
         return;
       }
-      window.location.assign(form.getAttribute('data-return-to') || '/dashboard');
+      window.location.assign((body && body.returnTo) || form.getAttribute('data-return-to') || '/dashboard');
+    },
+    'email-link-form': function (form, body) {
+      showMessage('success', (body && body.message) || 'If this email address can sign in, we sent it a sign-in link and a code.');
+      showDevLink('/email-sign-in', body && body.token, 'Open the sign-in link');
+      // The code goes with the same address: fill it in and wait for the code.
+      var codeEmail = document.getElementById('email-code-email');
+      if (codeEmail) codeEmail.value = fieldsOf(form).email;
+      var code = document.getElementById('email-code');
+      if (code) code.focus();
+    },
+    'email-code-form': function (form, body) {
+      onSuccess.login(form, body);
+    },
+    'email-sign-in': function (form, body) {
+      // A 2FA account finishes on the login page's code step (the challenge is in a cookie).
+      if (body && body.mfaRequired) {
+        window.location.assign('/login?mfa=required');
+        return;
+      }
+      window.location.assign((body && body.returnTo) || '/dashboard');
     },
     'mfa-form': function (form, body) {
       window.location.assign((body && body.returnTo) || form.getAttribute('data-return-to') || '/dashboard');
@@ -291,7 +316,7 @@
             window.location.assign('/login?return_to=%2Fdashboard');
             return;
           }
-          showMessage('error', describeFailure(result.response, result.body));
+          showMessage('error', describeFailure(result.response, result.body, form));
           var issues = result.body && Array.isArray(result.body.issues) ? result.body.issues : [];
           issues.forEach(function (issue) {
             var field = form.querySelector('[name="' + String(issue.path).split('.')[0] + '"]');
