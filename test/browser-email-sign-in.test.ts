@@ -6,11 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { freePort } from './support/free-port.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -20,18 +20,6 @@ const PASSWORD = 'Correct-Horse-9';
 const hasBrowser = fs.existsSync(CHROMIUM);
 if (!hasBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`${CHROMIUM} not found; REQUIRE_BROWSER=1 forbids skipping.`);
 if (!hasBrowser) console.warn(`Browser suites skipped: ${CHROMIUM} not found (apt-get install chromium to run them).`);
-
-/** A port nothing listens on right now: BASE_URL must name the address the browser uses. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 describe.skipIf(!hasBrowser)('sign-in by email in Chromium', { timeout: 60_000 }, () => {
   let browser: Browser;

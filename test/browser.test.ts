@@ -10,13 +10,13 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { startFakeGitHub, type FakeGitHub } from './support/fake-github.js';
 import { startOidcProvider, type RealOidcProvider } from './support/oidc-provider.js';
+import { freePort } from './support/free-port.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -40,18 +40,6 @@ if (!hasBrowser) {
   const message = `Browser suites skipped: ${CHROMIUM} not found (apt-get install chromium to run them).`;
   if (process.env.REQUIRE_BROWSER === '1') throw new Error(`${message} REQUIRE_BROWSER=1 forbids skipping.`);
   console.warn(message);
-}
-
-/** A port nothing listens on right now (the kernel picks it), for a server that must know its address in advance. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /**

@@ -4,11 +4,11 @@
  * account; exactly one signs in. Skipped with a message when PostgreSQL or Redis does not answer.
  */
 import { randomBytes } from 'node:crypto';
-import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { postgresUrl, redisUrl } from './support/services.js';
+import { throwawaySchemaUrl } from './support/throwaway-schema.js';
 import { totp } from './support/totp-oracle.js';
 
 const PASSWORD = 'Correct-Horse-9';
@@ -18,19 +18,6 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.stop()));
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
-
-async function throwawaySchemaUrl(): Promise<string> {
-  const schema = `gh_test_${randomBytes(6).toString('hex')}`;
-  const admin = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl!, max: 1 }) }) });
-  await sql`create schema ${sql.id(schema)}`.execute(admin);
-  cleanups.push(async () => {
-    await sql`drop schema ${sql.id(schema)} cascade`.execute(admin);
-    await admin.destroy();
-  });
-  const url = new URL(postgresUrl!);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return url.toString();
-}
 
 function cookieOf(response: Response, name: string): string {
   const header = response.headers.getSetCookie().find((value) => value.startsWith(`${name}=`));
@@ -47,7 +34,7 @@ describe.skipIf(postgresUrl === null || redisUrl === null)('two-factor across tw
       BCRYPT_ROUNDS: '4',
       JWT_SECRET: 'q'.repeat(40),
       ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
-      DATABASE_URL: await throwawaySchemaUrl(),
+      DATABASE_URL: await throwawaySchemaUrl((cleanup) => cleanups.push(cleanup)),
       REDIS_URL: redisUrl!,
       REDIS_KEY_PREFIX: `gh-mfa-${randomBytes(4).toString('hex')}`,
     };

@@ -5,11 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterEach, describe, expect, test } from 'vitest';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 import { postgresUrl, redisUrl } from './support/services.js';
+import { throwawaySchemaUrl } from './support/throwaway-schema.js';
 
 const WRONG = 'Wrong-Password-1';
 const PASSWORD = 'Correct-Horse-9';
@@ -20,19 +20,6 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((server) => server.stop()));
   for (const cleanup of cleanups.splice(0)) await cleanup();
 });
-
-async function throwawaySchemaUrl(): Promise<string> {
-  const schema = `gh_test_${randomBytes(6).toString('hex')}`;
-  const admin = new Kysely<unknown>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: postgresUrl!, max: 1 }) }) });
-  await sql`create schema ${sql.id(schema)}`.execute(admin);
-  cleanups.push(async () => {
-    await sql`drop schema ${sql.id(schema)} cascade`.execute(admin);
-    await admin.destroy();
-  });
-  const url = new URL(postgresUrl!);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return url.toString();
-}
 
 async function serve(env: Record<string, string>): Promise<string> {
   const server = await startServerProcess({ cwd: process.cwd(), env: { BCRYPT_ROUNDS: '4', JWT_SECRET: 'm'.repeat(40), ...env } });
@@ -101,22 +88,26 @@ async function expectNoRaceAcrossInstances(env: Record<string, string>): Promise
 describe.skipIf(postgresUrl === null)('two server processes', () => {
   test.skipIf(redisUrl === null)('on one PostgreSQL and one Redis: 20 concurrent wrong logins over both, at most 5 checked', async () => {
     await expectNoRaceAcrossInstances({
-      DATABASE_URL: await throwawaySchemaUrl(),
+      DATABASE_URL: await throwawaySchemaUrl((cleanup) => cleanups.push(cleanup)),
       REDIS_URL: redisUrl!,
       REDIS_KEY_PREFIX: `gh-test-${randomBytes(6).toString('hex')}`,
     });
   });
 
   test('on one PostgreSQL without Redis: 20 concurrent wrong logins over both, at most 5 checked', async () => {
-    await expectNoRaceAcrossInstances({ DATABASE_URL: await throwawaySchemaUrl() });
+    await expectNoRaceAcrossInstances({ DATABASE_URL: await throwawaySchemaUrl((cleanup) => cleanups.push(cleanup)) });
   });
 
   test.skipIf(redisUrl === null)('on one PostgreSQL and one Redis: failed logins spread over both lock the account at the 5th', async () => {
-    const env = { DATABASE_URL: await throwawaySchemaUrl(), REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `gh-test-${randomBytes(6).toString('hex')}` };
+    const env = {
+      DATABASE_URL: await throwawaySchemaUrl((cleanup) => cleanups.push(cleanup)),
+      REDIS_URL: redisUrl!,
+      REDIS_KEY_PREFIX: `gh-test-${randomBytes(6).toString('hex')}`,
+    };
     await expectLockAtFifthFailure(env, 'redis');
   });
 
   test('on one PostgreSQL without Redis: the counters are shared in PostgreSQL', async () => {
-    await expectLockAtFifthFailure({ DATABASE_URL: await throwawaySchemaUrl() }, 'postgres');
+    await expectLockAtFifthFailure({ DATABASE_URL: await throwawaySchemaUrl((cleanup) => cleanups.push(cleanup)) }, 'postgres');
   });
 });
