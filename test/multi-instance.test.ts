@@ -111,3 +111,39 @@ describe.skipIf(postgresUrl === null)('two server processes', () => {
     await expectLockAtFifthFailure({ DATABASE_URL: await throwawaySchemaUrl((cleanup) => cleanups.push(cleanup)) }, 'postgres');
   });
 });
+
+/**
+ * Revocation is immediate across instances although session checks arriving together share one
+ * query on PostgreSQL (db/session-store.ts): checks of many sessions at once, some revoked on the
+ * other instance just before, each get their own row's answer.
+ */
+describe.skipIf(postgresUrl === null)('session checks on two server processes', () => {
+  test('a session ended on one instance is refused at once on the other, amid concurrent checks of other sessions', async () => {
+    const env = { DATABASE_URL: await throwawaySchemaUrl((cleanup) => cleanups.push(cleanup)), RATE_LIMIT_REGISTER: '100/1h' };
+    const a = await serve(env);
+    const b = await serve(env);
+    const cookies: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const registered = await post(a, '/api/auth/register', { email: `revoke${i}@example.com`, password: PASSWORD });
+      expect(registered.status).toBe(201);
+      cookies.push(registered.headers.getSetCookie()[0]!.split(';')[0]!);
+    }
+    const check = (cookie: string) => fetch(`${b}/api/auth/session`, { headers: { cookie } });
+    const burst = (list: string[]) => Promise.all(list.flatMap((cookie) => Array.from({ length: 8 }, () => check(cookie))));
+
+    const before = await burst(cookies);
+    expect(before.map((answer) => answer.status)).toEqual(Array(48).fill(200));
+    const emails = await Promise.all(before.map(async (answer) => ((await answer.json()) as { user: { email: string } }).user.email));
+    expect(emails).toEqual(cookies.flatMap((_, i) => Array(8).fill(`revoke${i}@example.com`)));
+
+    // Sessions 1, 3 and 5 end on A (logout), while B is kept busy checking all six.
+    const busy = burst(cookies);
+    for (const i of [1, 3, 5]) {
+      const logout = await fetch(`${a}/api/auth/logout`, { method: 'POST', headers: { cookie: cookies[i]! } });
+      expect(logout.status).toBe(200);
+    }
+    await busy;
+    const after = await burst(cookies);
+    expect(after.map((answer) => answer.status)).toEqual(cookies.flatMap((_, i) => Array(8).fill(i % 2 === 1 ? 401 : 200)));
+  });
+});

@@ -23,6 +23,7 @@ import type { DatabaseTarget } from '../config.js';
 import { requireOptional } from '../lazy-require.js';
 import { createPrivateFile, makePrivateDirectory } from '../private-files.js';
 import { migrations } from './migrations/index.js';
+import { preparedName } from './prepared-statements.js';
 import type { Database } from './schema.js';
 
 export interface DatabaseHandle {
@@ -164,7 +165,8 @@ function replacingUnansweredClients(pool: pg.Pool, serverError: typeof pg.Databa
       let unanswered: Error | undefined;
       const query = (text: string, parameters: readonly unknown[]): Promise<pg.QueryResult> => {
         if (unanswered !== undefined) return Promise.reject(unanswered);
-        const result = client.query(text, parameters as unknown[]);
+        const name = preparedName(text);
+        const result = name === undefined ? client.query(text, parameters as unknown[]) : client.query({ name, text, values: parameters as unknown[] });
         result.catch((error: unknown) => {
           if (!(error instanceof serverError)) unanswered ??= error instanceof Error ? error : new Error(String(error));
         });

@@ -1,6 +1,8 @@
 /** @module SessionStore over Kysely. */
+import DataLoader from 'dataloader';
 import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { SessionRecord, SessionStore } from '../session/store.js';
+import { keepPrepared } from './prepared-statements.js';
 import type { Database, SessionsTable } from './schema.js';
 import { toUser } from './user-store.js';
 
@@ -22,9 +24,10 @@ function toSession(row: Selectable<SessionsTable>): SessionRecord {
 const MAX_IP = 64;
 const MAX_USER_AGENT = 512;
 
-type SessionWithUserRow = Awaited<ReturnType<ReturnType<typeof sessionWithUserQuery>['executeTakeFirstOrThrow']>>;
+type SessionWithUserRow = Awaited<ReturnType<ReturnType<typeof sessionWithUserSelect>['executeTakeFirstOrThrow']>>;
+type SessionWithUser = NonNullable<Awaited<ReturnType<SessionStore['findSessionWithUser']>>>;
 
-function sessionWithUserQuery(db: Kysely<Database>, sessionId: string) {
+function sessionWithUserSelect(db: Kysely<Database>) {
   return db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
@@ -43,14 +46,47 @@ function sessionWithUserQuery(db: Kysely<Database>, sessionId: string) {
       'users.preferences',
       'users.created_at',
       'users.last_login_at',
-    ])
-    .where('sessions.id', '=', sessionId);
+    ]);
 }
 
-export function createSessionStore(db: Kysely<Database>): SessionStore {
+function toSessionWithUser(row: SessionWithUserRow): SessionWithUser {
+  // Not the session's IP and user agent: only the session list shows them, and the check
+  // runs on every request of the application behind us (DESIGN §10).
+  return {
+    session: {
+      id: row.session_id,
+      userId: row.user_id,
+      tokenHash: row.token_hash,
+      expiresAt: new Date(row.expires_at),
+      createdAt: new Date(row.session_created_at),
+      lastSeenAt: new Date(row.session_last_seen_at ?? row.session_created_at),
+      methods: row.session_methods === '' ? [] : row.session_methods.split(','),
+    },
+    user: toUser(row),
+  };
+}
+
+export interface SessionStoreOptions {
+  /**
+   * Session checks that arrive together are answered by one query (PostgreSQL): each lookup
+   * still reads its row when it is asked, so a revoked session is refused at once, but the
+   * round trip, its system calls and the database's work are shared by every check waiting in
+   * the same turn of the event loop. Not inside a transaction, where a lookup must see its own
+   * writes. docs/performance.md has the figures.
+   */
+  batchLookups?: boolean;
+}
+
+export function createSessionStore(db: Kysely<Database>, options: SessionStoreOptions = {}): SessionStore {
   // The session check runs on every request of the application behind Gatehouse: its query is
-  // built and compiled once, and only the session id changes (its one parameter).
-  const sessionWithUserSql = sessionWithUserQuery(db, '').compile().sql;
+  // built and compiled once, and only the session id changes (its one parameter). On PostgreSQL
+  // it is kept prepared on each connection (prepared-statements.ts).
+  const sessionWithUserSql = sessionWithUserSelect(db).where('sessions.id', '=', '').compile().sql;
+  const findOne = async (sessionId: string): Promise<SessionWithUser | null> => {
+    const { rows } = await db.executeQuery<SessionWithUserRow>(CompiledQuery.raw(sessionWithUserSql, [sessionId]));
+    return rows[0] ? toSessionWithUser(rows[0]) : null;
+  };
+  const findSessionWithUser = options.batchLookups ? batchedLookup(db) : findOne;
   return {
     async createSession(session) {
       await db
@@ -69,25 +105,7 @@ export function createSessionStore(db: Kysely<Database>): SessionStore {
         .execute();
     },
 
-    async findSessionWithUser(sessionId) {
-      const { rows } = await db.executeQuery<SessionWithUserRow>(CompiledQuery.raw(sessionWithUserSql, [sessionId]));
-      const row = rows[0];
-      if (!row) return null;
-      // Not the session's IP and user agent: only the session list shows them, and the check
-      // runs on every request of the application behind us (DESIGN §10).
-      return {
-        session: {
-          id: row.session_id,
-          userId: row.user_id,
-          tokenHash: row.token_hash,
-          expiresAt: new Date(row.expires_at),
-          createdAt: new Date(row.session_created_at),
-          lastSeenAt: new Date(row.session_last_seen_at ?? row.session_created_at),
-          methods: row.session_methods === '' ? [] : row.session_methods.split(','),
-        },
-        user: toUser(row),
-      };
-    },
+    findSessionWithUser,
 
     async deleteSession(sessionId) {
       await db.deleteFrom('sessions').where('id', '=', sessionId).execute();
@@ -134,4 +152,29 @@ export function createSessionStore(db: Kysely<Database>): SessionStore {
       return Number(result.numDeletedRows);
     },
   };
+}
+
+/**
+ * One query per batch of session ids: those asked for in the same turn of the event loop (the
+ * batch is sent from setImmediate, after every request that arrived in that turn has asked).
+ * DataLoader's cache is off: every check reads the row as it is now.
+ */
+function batchedLookup(db: Kysely<Database>): (sessionId: string) => Promise<SessionWithUser | null> {
+  const batchSql = keepPrepared(
+    sessionWithUserSelect(db)
+      .where('sessions.id', '=', (eb) => eb.fn<string>('any', [eb.val([] as string[])]))
+      .compile().sql,
+  );
+  const loader = new DataLoader<string, SessionWithUser | null>(
+    async (sessionIds) => {
+      const { rows } = await db.executeQuery<SessionWithUserRow>(CompiledQuery.raw(batchSql, [sessionIds]));
+      const found = new Map(rows.map((row) => [row.session_id, row]));
+      return sessionIds.map((id) => {
+        const row = found.get(id);
+        return row === undefined ? null : toSessionWithUser(row);
+      });
+    },
+    { cache: false, batchScheduleFn: (send) => setImmediate(send), maxBatchSize: 100 },
+  );
+  return (sessionId) => loader.load(sessionId);
 }

@@ -17,7 +17,7 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
   const bind = (executor: Kysely<Database>, inTransaction: boolean): Stores => {
     const stores: Stores = {
       users: createUserStore(executor, dialect),
-      sessions: createSessionStore(executor),
+      sessions: createSessionStore(executor, { batchLookups: dialect === 'postgres' && !inTransaction }),
       audit: createAuditStore(executor),
       verificationTokens: createVerificationTokenStore(executor, dialect),
       resetTokens: createResetTokenStore(executor, dialect),
