@@ -369,63 +369,116 @@ try {
 const registerRatio = (f) => f.registerRps / mean(f.hashLimits[0], f.hashLimits[1]);
 const loginRatio = (f) => f.loginRps / mean(f.hashLimits[1], f.hashLimits[2]);
 const fmt = (value, digits = 0) => (typeof value === 'number' && Number.isFinite(value) ? value.toFixed(digits) : String(value));
+// Each row: its name, how a run's figure is shown, the number compared between the two runs
+// (PostgreSQL / SQLite, in the same run only: a shared machine drifts between runs), the target,
+// and whether a run meets it (null: the target does not apply to that run).
+const sqliteOf = () => runs.find((run) => run.label === 'SQLite')?.figures;
 const rows = [
-  [
-    'hash limit (bcrypt cost 10, all cores): before register, between, after login',
-    (f) => f.hashLimits.map((limit) => `${fmt(limit, 1)}/s`).join(', '),
-    '',
-    null,
-  ],
-  ['login (to the mean limit around it)', (f) => `${fmt(f.loginRps, 1)}/s = ${fmt(loginRatio(f), 2)}×`, '≥ 0.90 × hash limit', (f) => loginRatio(f) >= 0.9],
-  [
-    'register (to the mean limit around it)',
-    (f) => `${fmt(f.registerRps, 1)}/s = ${fmt(registerRatio(f), 2)}×`,
-    '≥ 0.80 × hash limit',
-    (f) => registerRatio(f) >= 0.8,
-  ],
-  ['session check alone', (f) => `${fmt(f.session.rps)}/s p50 ${f.session.p50} ms p99 ${f.session.p99} ms`, '≥ 8000/s', (f) => f.session.rps >= 8000],
-  [
-    'session check alone: server main-thread CPU per request',
-    (f) => (f.session.userMicros === undefined ? 'n/a' : `${fmt(f.session.userMicros)} µs user + ${fmt(f.session.kernelMicros)} µs kernel`),
-    '',
-    null,
-  ],
-  [
-    'session check while logins saturate',
-    (f) =>
+  {
+    name: 'hash limit (bcrypt cost 10, all cores): before register, between, after login',
+    show: (f) => f.hashLimits.map((limit) => `${fmt(limit, 1)}/s`).join(', '),
+    target: '',
+  },
+  {
+    name: 'login (to the mean limit around it)',
+    show: (f) => `${fmt(f.loginRps, 1)}/s = ${fmt(loginRatio(f), 2)}×`,
+    value: loginRatio,
+    target: '≥ 0.90 × hash limit',
+    ok: (f) => loginRatio(f) >= 0.9,
+  },
+  {
+    name: 'register (to the mean limit around it)',
+    show: (f) => `${fmt(f.registerRps, 1)}/s = ${fmt(registerRatio(f), 2)}×`,
+    value: registerRatio,
+    target: '≥ 0.80 × hash limit',
+    ok: (f) => registerRatio(f) >= 0.8,
+  },
+  {
+    name: 'session check alone',
+    show: (f) => `${fmt(f.session.rps)}/s p50 ${f.session.p50} ms p99 ${f.session.p99} ms`,
+    value: (f) => f.session.rps,
+    // The 8,000/s target on SQLite is withdrawn on a 2-core machine (issue 20); still printed.
+    target: 'PostgreSQL ≥ 0.6 × SQLite',
+    ok: (f) => (f.label === 'SQLite' ? null : f.session.rps >= 0.6 * (sqliteOf()?.session.rps ?? Infinity)),
+  },
+  {
+    name: 'session check alone: server main-thread CPU per request',
+    show: (f) => (f.session.userMicros === undefined ? 'n/a' : `${fmt(f.session.userMicros)} µs user + ${fmt(f.session.kernelMicros)} µs kernel`),
+    value: (f) => f.session.userMicros,
+    target: '',
+  },
+  {
+    name: 'session check while logins saturate',
+    show: (f) =>
       `${fmt(f.sessionUnderLogin.rps)}/s p50 ${f.sessionUnderLogin.p50} ms p99 ${f.sessionUnderLogin.p99} ms (logins ${fmt(f.sessionUnderLogin.loginRps, 1)}/s)`,
-    'p99 ≤ 10 ms',
-    (f) => f.sessionUnderLogin.p99 <= 10,
-  ],
-  ['refusal 400 (bad body)', (f) => `${fmt(f.refusals.r400)}/s`, '≥ 5000/s', (f) => f.refusals.r400 >= 5000],
-  ['refusal 401 (malformed cookie)', (f) => `${fmt(f.refusals.r401)}/s`, '≥ 5000/s', (f) => f.refusals.r401 >= 5000],
-  ['refusal 429 (rate limited)', (f) => `${fmt(f.refusals.r429)}/s`, '≥ 5000/s', (f) => f.refusals.r429 >= 5000],
-  [
-    'reset confirm, 1 vs 10,000 tokens',
-    (f) => `${fmt(f.resetConfirm.one, 1)} ms vs ${fmt(f.resetConfirm.many, 1)} ms = ${fmt(f.resetConfirm.ratio, 2)}×`,
-    '≤ 1.20×',
-    (f) => f.resetConfirm.ratio <= 1.2,
-  ],
-  ['login: unknown email / wrong password', (f) => `${fmt(f.parity.login, 3)}`, '0.90 – 1.10', (f) => f.parity.login >= 0.9 && f.parity.login <= 1.1],
-  ['reset request: unknown / known email', (f) => `${fmt(f.parity.reset, 3)}`, '0.90 – 1.10', (f) => f.parity.reset >= 0.9 && f.parity.reset <= 1.1],
-  [
-    'email sign-in request: unknown / known email',
-    (f) => `${fmt(f.parity.emailSignIn, 3)}`,
-    '0.90 – 1.10',
-    (f) => f.parity.emailSignIn >= 0.9 && f.parity.emailSignIn <= 1.1,
-  ],
-  ['peak RSS under load', (f) => `${fmt(f.peakRssMB, 1)} MB`, '≤ 150 MB', (f) => f.peakRssMB <= 150],
-  ['start to 200 on /healthz', (f) => `${fmt(f.startupMs)} ms`, '≤ 1000 ms on SQLite', (f) => (f.label === 'SQLite' ? f.startupMs <= 1000 : null)],
+    value: (f) => f.sessionUnderLogin.p99,
+    target: 'p99 ≤ 10 ms',
+    ok: (f) => f.sessionUnderLogin.p99 <= 10,
+  },
+  {
+    name: 'refusal 400 (bad body)',
+    show: (f) => `${fmt(f.refusals.r400)}/s`,
+    value: (f) => f.refusals.r400,
+    target: '≥ 5000/s',
+    ok: (f) => f.refusals.r400 >= 5000,
+  },
+  {
+    name: 'refusal 401 (malformed cookie)',
+    show: (f) => `${fmt(f.refusals.r401)}/s`,
+    value: (f) => f.refusals.r401,
+    target: '≥ 5000/s',
+    ok: (f) => f.refusals.r401 >= 5000,
+  },
+  {
+    name: 'refusal 429 (login over its rate limit)',
+    show: (f) => `${fmt(f.refusals.r429)}/s`,
+    value: (f) => f.refusals.r429,
+    target: '≥ 5000/s',
+    ok: (f) => f.refusals.r429 >= 5000,
+  },
+  {
+    name: 'reset confirm, 1 vs 10,000 tokens',
+    show: (f) => `${fmt(f.resetConfirm.one, 1)} ms vs ${fmt(f.resetConfirm.many, 1)} ms = ${fmt(f.resetConfirm.ratio, 2)}×`,
+    target: '≤ 1.20×',
+    ok: (f) => f.resetConfirm.ratio <= 1.2,
+  },
+  {
+    name: 'login: unknown email / wrong password',
+    show: (f) => `${fmt(f.parity.login, 3)}`,
+    target: '0.90 – 1.10',
+    ok: (f) => f.parity.login >= 0.9 && f.parity.login <= 1.1,
+  },
+  {
+    name: 'reset request: unknown / known email',
+    show: (f) => `${fmt(f.parity.reset, 3)}`,
+    target: '0.90 – 1.10',
+    ok: (f) => f.parity.reset >= 0.9 && f.parity.reset <= 1.1,
+  },
+  {
+    name: 'email sign-in request: unknown / known email',
+    show: (f) => `${fmt(f.parity.emailSignIn, 3)}`,
+    target: '0.90 – 1.10',
+    ok: (f) => f.parity.emailSignIn >= 0.9 && f.parity.emailSignIn <= 1.1,
+  },
+  { name: 'peak RSS under load', show: (f) => `${fmt(f.peakRssMB, 1)} MB`, value: (f) => f.peakRssMB, target: '≤ 150 MB', ok: (f) => f.peakRssMB <= 150 },
+  {
+    name: 'start to 200 on /healthz',
+    show: (f) => `${fmt(f.startupMs)} ms`,
+    value: (f) => f.startupMs,
+    target: '≤ 1000 ms on SQLite',
+    ok: (f) => (f.label === 'SQLite' ? f.startupMs <= 1000 : null),
+  },
 ];
 
-console.log(`\nGatehouse benchmark — ${cores} cores, Node ${process.version}, ${new Date().toISOString()}`);
-for (const run of runs) {
-  console.log(`\n## ${run.label}\n`);
-  console.log('| measure | result | target | met |');
-  console.log('|---|---|---|---|');
-  for (const [name, show, target, ok] of rows) {
-    // null: the target does not apply to this run (start-up time is a target on SQLite only).
-    const verdict = target && ok ? ok(run.figures) : null;
-    console.log(`| ${name} | ${show(run.figures)} | ${target} | ${verdict === null ? '' : verdict ? 'yes' : 'NO'} |`);
-  }
+const verdict = (row, figures) => {
+  const met = row.target && row.ok ? row.ok(figures) : null;
+  return met === null ? '' : met ? 'met' : '**NOT MET**';
+};
+console.log(`\nGatehouse benchmark — ${cores} cores, Node ${process.version}, ${new Date().toISOString()}\n`);
+console.log(`| measure | ${runs.map((run) => run.label).join(' | ')} | ${runs.length > 1 ? 'ratio PostgreSQL / SQLite | ' : ''}target |`);
+console.log(`|---|${runs.map(() => '---|').join('')}${runs.length > 1 ? '---|' : ''}---|`);
+for (const row of rows) {
+  const cells = runs.map((run) => `${row.show(run.figures)} ${verdict(row, run.figures)}`.trim());
+  const ratio = runs.length > 1 && row.value ? fmt(row.value(runs[1].figures) / row.value(runs[0].figures), 2) : '';
+  console.log(`| ${row.name} | ${cells.join(' | ')} | ${runs.length > 1 ? `${ratio} | ` : ''}${row.target} |`);
 }

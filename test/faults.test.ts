@@ -116,7 +116,9 @@ describe.skipIf(postgresUrl === null)('PostgreSQL outage mid-run', () => {
     };
     const workers = Array.from({ length: 6 }, (_, w) => worker(w));
 
-    await sleep(500);
+    // Cut once traffic flows (a fixed wait is too short on a loaded machine).
+    await waitFor(async () => answers.some((answer) => answer.status === 201 && answer.kind === 'register'), 20_000);
+    await sleep(200);
     await relay.cut();
     const cutAt = Date.now();
     await sleep(1500);

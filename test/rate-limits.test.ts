@@ -161,4 +161,19 @@ describeEachDialect('rate limits', (dialect) => {
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ status: 'ready' });
   });
+
+  test('a flood of refused logins: every refusal is in the audit trail, each row once, however many arrive at once (rows written together)', async () => {
+    const g = await start();
+    const answers = await Promise.all(Array.from({ length: 120 }, (_, i) => login(g, `flood${i}@example.com`, 'Wrong-Password-1', '198.51.100.7')));
+    const statuses = answers.map((answer) => answer.status);
+    // RATE_LIMIT_LOGIN 10/15m lets ten through, of which the IP's login lock lets five reach the
+    // password check (the 5th failure locks the IP); every other attempt is refused before it.
+    expect(statuses.filter((status) => status === 401)).toHaveLength(5);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(115);
+    const failures = (await g.gatehouse.stores.audit.listRecentEvents(500)).filter((event) => event.type === 'login_failure');
+    expect(failures).toHaveLength(120);
+    expect(new Set(failures.map((event) => event.metadata.email)).size).toBe(120);
+    expect(failures.filter((event) => event.metadata.reason === 'rate_limited')).toHaveLength(110);
+    expect(failures.every((event) => event.ip === '198.51.100.7')).toBe(true);
+  });
 });

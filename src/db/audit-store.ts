@@ -1,7 +1,8 @@
 /** @module AuditStore over Kysely. */
-import type { Kysely } from 'kysely';
-import type { AuditMetadata, AuditStore } from '../audit/audit-log.js';
-import type { Database } from './schema.js';
+import type { Insertable, Kysely } from 'kysely';
+import type { AuditEvent, AuditMetadata, AuditStore } from '../audit/audit-log.js';
+import type { AuditEventsTable, Database } from './schema.js';
+import { createWriteBatcher } from './write-batcher.js';
 
 // Column widths from the migration: an over-long header is cut, never refused.
 const MAX_USER_AGENT = 512;
@@ -9,20 +10,38 @@ const MAX_IP = 64;
 /** Metadata fields that hold an email address (password flows, email change). */
 const ADDRESS_FIELDS = new Set(['email', 'newEmail', 'previousEmail']);
 
-export function createAuditStore(db: Kysely<Database>): AuditStore {
+/** Rows per INSERT: 6 parameters each stays far below SQLite's and PostgreSQL's limits. */
+const MAX_ROWS_PER_INSERT = 500;
+
+function toRow(event: AuditEvent): Insertable<AuditEventsTable> {
+  return {
+    event_type: event.type,
+    user_id: event.userId,
+    ip: event.ip?.slice(0, MAX_IP) ?? null,
+    user_agent: event.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
+    metadata: JSON.stringify(event.metadata),
+    created_at: event.at.getTime(),
+  };
+}
+
+export interface AuditStoreOptions {
+  /**
+   * Events recorded in the same turn of the event loop are written by one INSERT
+   * (write-batcher.ts); each caller still waits until its row is stored. Not inside a
+   * transaction, whose rows must commit or roll back with it.
+   */
+  batchWrites?: boolean;
+}
+
+export function createAuditStore(db: Kysely<Database>, options: AuditStoreOptions = {}): AuditStore {
+  const insertRows = async (rows: readonly Insertable<AuditEventsTable>[]): Promise<void> => {
+    await db.insertInto('audit_events').values(rows).execute();
+  };
+  const batcher = options.batchWrites ? createWriteBatcher(insertRows, MAX_ROWS_PER_INSERT) : null;
   return {
     async recordEvent(event) {
-      await db
-        .insertInto('audit_events')
-        .values({
-          event_type: event.type,
-          user_id: event.userId,
-          ip: event.ip?.slice(0, MAX_IP) ?? null,
-          user_agent: event.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
-          metadata: JSON.stringify(event.metadata),
-          created_at: event.at.getTime(),
-        })
-        .execute();
+      const row = toRow(event);
+      await (batcher === null ? insertRows([row]) : batcher.write(row));
     },
 
     async listRecentEvents(limit) {

@@ -18,7 +18,7 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
     const stores: Stores = {
       users: createUserStore(executor, dialect),
       sessions: createSessionStore(executor, { batchLookups: dialect === 'postgres' && !inTransaction }),
-      audit: createAuditStore(executor),
+      audit: createAuditStore(executor, { batchWrites: !inTransaction }),
       verificationTokens: createVerificationTokenStore(executor, dialect),
       resetTokens: createResetTokenStore(executor, dialect),
       outbox: createOutboxStore(executor, dialect),

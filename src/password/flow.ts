@@ -108,17 +108,26 @@ export async function loginWithPassword(
     throw error;
   };
 
-  try {
-    await deps.limits.consume('login', { ip: ctx.ip }, ctx.now);
-  } catch (error) {
-    if (error instanceof AppError && error.code === 'rate_limited') await refuse('rate_limited', error);
-    throw error;
-  }
-
   // A browser with a valid device token for this email is its own lane: failures from elsewhere
   // (the email's and the IP's locks) do not stop it, and its failures count against it alone.
   const device = options.deviceToken === undefined ? null : readDeviceToken(deps.device.key, options.deviceToken, credentials.email);
   const subjects: LockSubject[] = device !== null ? [{ device: device.nonce }] : [{ email: credentials.email }, { ip: ctx.ip }];
+
+  // The rate limit is counted and the lock read at once: in Redis both go out in one round trip
+  // (limiter-backend.ts pipelines what is asked together), so a flood refused by either costs
+  // one. The rate limit decides first, as before.
+  const [rateLimit, locked] = await Promise.allSettled([
+    deps.limits.consume('login', { ip: ctx.ip }, ctx.now),
+    deps.loginLock.lockedForSeconds(subjects, ctx.now),
+  ]);
+  if (rateLimit.status === 'rejected') {
+    const error: unknown = rateLimit.reason;
+    if (error instanceof AppError && error.code === 'rate_limited') await refuse('rate_limited', error);
+    throw error;
+  }
+  if (locked.status === 'rejected') throw locked.reason;
+  if (locked.value !== null) return refuse('locked', tooManyRequests('account_locked', 'Too many failed logins. Try again later.', locked.value));
+
   // Let through only while the failures plus the attempts in flight stay under the limit, so
   // concurrent guesses cannot all slip past the lock (login-lock.ts).
   const reservation = await deps.loginLock.reserve(subjects, ctx.now);
