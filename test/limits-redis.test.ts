@@ -8,6 +8,7 @@ import net from 'node:net';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, test } from 'vitest';
+import { openLimiterBackend } from '../src/limits/limiter-backend.js';
 import { createLogger } from '../src/logger.js';
 import { STRONG_PASSWORD, createTestGatehouse, type TestGatehouse } from './support/harness.js';
 import { redisUrl } from './support/services.js';
@@ -104,6 +105,31 @@ describe.skipIf(redisUrl === null)('limits in Redis', () => {
       expect(await redis.pttl(key)).toBeGreaterThan(0);
     }
     expect(await g.gatehouse.readiness()).toEqual({ status: 'ready', database: 'ok', limiter: 'redis' });
+  });
+
+  test('a count read from Redis (one GET) is what consume, increment, decrement, write and remove left there', async () => {
+    const backend = await openLimiterBackend({
+      redisUrl: redisUrl!,
+      redisTimeoutMs: 1000,
+      postgresPool: null,
+      keyPrefix: prefix(),
+      logger: createLogger({ level: 'silent' }),
+    });
+    cleanups.push(() => backend.close());
+    const limiter = backend.createLimiter({ name: 'counts', points: 10, durationSeconds: 60 });
+    expect(await limiter.read('a')).toBe(0);
+    await limiter.consume('a');
+    await limiter.consume('a');
+    expect(await limiter.increment('a')).toBe(3);
+    expect(await limiter.read('a')).toBe(3);
+    await limiter.decrement('a');
+    expect(await limiter.read('a')).toBe(2);
+    await limiter.write('b', 7, 60);
+    expect(await limiter.read('b')).toBe(7);
+    await limiter.remove('b');
+    expect(await limiter.read('b')).toBe(0);
+    expect(await limiter.read('a')).toBe(2);
+    expect(await backend.checkStatus()).toBe('redis');
   });
 
   test('gatehouse.close() disconnects from Redis', async () => {
