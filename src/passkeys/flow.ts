@@ -246,6 +246,16 @@ function counterOf(authenticatorData: string): number | null {
   return bytes.length < 37 ? null : bytes.readUInt32BE(33);
 }
 
+/** The challenge clientDataJSON answers; null when it is not JSON with one. */
+function challengeIn(clientDataJSON: string): string | null {
+  try {
+    const parsed = JSON.parse(Buffer.from(clientDataJSON, 'base64url').toString('utf8')) as { challenge?: unknown };
+    return typeof parsed.challenge === 'string' ? parsed.challenge : null;
+  } catch {
+    return null;
+  }
+}
+
 function reasonOf(error: unknown): FailureReason {
   const message = error instanceof Error ? error.message : '';
   if (/origin/i.test(message)) return 'wrong_origin';
@@ -282,6 +292,9 @@ export async function finishPasskeyLogin(
   if (challenge === null) throw await refuse('challenge_missing_or_expired', null, null);
   // Spent by the first verification that presents it, whatever its outcome: one try per challenge.
   if (!(await deps.spentChallenges.consumeSignIn(spentChallengeKey(challenge), challenge.expiresAt))) throw await refuse('challenge_reused', null, null);
+
+  // The response must answer this challenge (a replayed response answers an older one).
+  if (challengeIn(response.response.clientDataJSON) !== challenge.challenge) throw await refuse('challenge_mismatch', null, null);
 
   const passkey = await deps.stores.passkeys.findPasskeyByCredentialId(response.id);
   const user = passkey === null ? null : await deps.stores.users.findUserById(passkey.userId);
