@@ -78,7 +78,7 @@ export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): st
 </div>
 <button type="submit" class="primary" data-busy-text="Signing in…">Sign in</button>
 </form>
-<div id="passkey-sign-in" class="passkey-sign-in" hidden>
+<div id="passkey-login" class="passkey-login" hidden>
 <p class="or">or</p>
 <p><button type="button" id="passkey-button" class="secondary" data-return-to="${options.returnTo}" data-busy-text="Waiting for your passkey…">Sign in with a passkey</button></p>
 </div>

@@ -94,7 +94,7 @@
 
   // --- /login ---
   function setUpLogin() {
-    var box = document.getElementById('passkey-sign-in');
+    var box = document.getElementById('passkey-login');
     var button = document.getElementById('passkey-button');
     if (!supported || !box || !button) return;
     box.hidden = false;
