@@ -58,7 +58,7 @@ export interface GatehouseOptions {
 
 export interface GatehouseSession {
   user: PublicUser;
-  /** `methods`: how the sign-in was proven (`password`, `totp`, `recovery_code`, `github`, …), so an app can demand a second factor. */
+  /** `methods`: how the sign-in was proven (`password`, `totp`, `recovery_code`, `github`, `passkey`, …), so an app can demand a second factor. */
   session: { id: string; expires: string; methods: readonly string[] };
 }
 
