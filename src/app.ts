@@ -31,6 +31,9 @@ import type { VerificationDeps } from './email-verification/flow.js';
 import { createVerificationRoutes } from './email-verification/routes.js';
 import type { OAuthFlowDeps } from './oauth/flow.js';
 import { createOAuthRoutes } from './oauth/routes.js';
+import type { PasskeyCookieSettings } from './passkeys/challenge.js';
+import type { PasskeyDeps } from './passkeys/flow.js';
+import { createPasskeyRoutes } from './passkeys/routes.js';
 import type { PasswordFlowDeps } from './password/flow.js';
 import { createPasswordRoutes } from './password/routes.js';
 import type { ResetDeps } from './password-reset/flow.js';
@@ -61,6 +64,8 @@ export interface AppDeps {
   mfa: MfaDeps;
   emailSignIn: EmailSignInDeps;
   challengeCookie: ChallengeCookieSettings;
+  passkeys: PasskeyDeps;
+  passkeyCookie: PasskeyCookieSettings;
 }
 
 function errorBody(error: AppError): Record<string, unknown> {
@@ -153,6 +158,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
     }),
   );
+  app.route('/api/auth', createPasskeyRoutes({ flow: deps.passkeys, session: deps.session, cookie: deps.cookie, passkeyCookie: deps.passkeyCookie }));
   // The pages (DESIGN §7) and their static assets, with their own headers (src/web/routes.ts).
   app.route('/', createWebRoutes({ config: deps.config, session: deps.session, cookie: deps.cookie }));
   app.route(

@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import { GITHUB_SIGN_IN_VARIABLES, type Config } from './config.js';
+import { passkeyAddressProblem } from './passkeys/relying-party.js';
 
 export interface BannerLine {
   level: 'info' | 'warn';
@@ -119,6 +120,17 @@ function emailLine(config: Readonly<Config>): BannerLine | null {
   };
 }
 
+/** Passkeys need a secure context and a domain name (passkeys/relying-party.ts): a warning when BASE_URL gives neither. */
+function passkeyLine(config: Readonly<Config>): BannerLine | null {
+  const problem = passkeyAddressProblem(config.baseUrl);
+  if (problem === null) return null;
+  return {
+    level: 'warn',
+    message: `Passkeys will not work: ${problem}`,
+    details: { capability: 'passkeys', state: 'unusable', baseUrl: config.baseUrl },
+  };
+}
+
 /**
  * The start banner, in order. `listeningUrl` is the bound address (what a local client connects
  * to; the "listening on" line is what bench/lib.mjs and the tests wait for), while BASE_URL is
@@ -147,5 +159,7 @@ export function startBanner(config: Readonly<Config>, listeningUrl: string, star
   if (twoFactor !== null) lines.push(twoFactor);
   const email = emailLine(config);
   if (email !== null) lines.push(email);
+  const passkeys = passkeyLine(config);
+  if (passkeys !== null) lines.push(passkeys);
   return lines;
 }

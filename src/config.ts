@@ -18,7 +18,8 @@ export type RateLimitName =
   | 'securityNotice'
   | 'emailChange'
   | 'mfaVerify'
-  | 'emailSignIn';
+  | 'emailSignIn'
+  | 'passkeyLogin';
 
 export interface RateLimitRule {
   points: number;
@@ -264,6 +265,12 @@ export const CONFIG_VARIABLES = [
     meaning: 'sign-in link and code requests per client IP, and separately per email (each mails a link and a code)',
   },
   {
+    name: 'RATE_LIMIT_PASSKEY_LOGIN',
+    default: '30/15m',
+    meaning:
+      'passkey sign-in steps per client IP: each options request and each verification counts (a sign-in is two; /login asks for options once per visit)',
+  },
+  {
     name: 'EMAIL_SIGN_IN_SIGNUP',
     default: 'false',
     meaning: 'true: an email sign-in request for an unknown address mails it too, and its first use creates the account (no password)',
@@ -334,6 +341,9 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   mfaVerify: { points: 10, durationSeconds: 15 * 60 },
   // Each request mails a link and a code; per IP and per address, like the reset request.
   emailSignIn: { points: 5, durationSeconds: 15 * 60 },
+  // A passkey sign-in is two requests (options, verify), and /login asks for options on each
+  // visit for the browser's autofill: room for a shared office address, not for a flood.
+  passkeyLogin: { points: 30, durationSeconds: 15 * 60 },
 });
 
 /**
@@ -355,6 +365,7 @@ const RATE_LIMIT_VARIABLES: Record<RateLimitName, ConfigVariable> = {
   emailChange: 'RATE_LIMIT_EMAIL_CHANGE',
   mfaVerify: 'RATE_LIMIT_MFA_VERIFY',
   emailSignIn: 'RATE_LIMIT_EMAIL_SIGN_IN',
+  passkeyLogin: 'RATE_LIMIT_PASSKEY_LOGIN',
 };
 
 /** Parses `900`, `900s`, `15m` or `1h` into seconds; null when malformed. */

@@ -26,6 +26,8 @@ export const ERROR_CODES = [
   'mfa_not_enabled',
   'email_not_verified',
   'provider_unavailable',
+  'passkey_invalid',
+  'passkey_challenge_invalid',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

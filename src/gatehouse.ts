@@ -31,6 +31,8 @@ import { createHibpBreachCheck } from './password/breach-check.js';
 import { createBcryptHasher, createSecretHasher, type PasswordHasher } from './password/hasher.js';
 import { RESET_TOKEN_BCRYPT_ROUNDS } from './password-reset/flow.js';
 import { createOAuthSetup, type ProviderHTTPSettings } from './oauth/setup.js';
+import { createPasskeyChallengeKey, passkeyCookieSettings } from './passkeys/challenge.js';
+import { relyingPartyOf } from './passkeys/relying-party.js';
 import { validateSessionToken } from './session/flow.js';
 import { createLastSeenRecorder } from './session/last-seen.js';
 import { createSessionTokenCodec } from './session/token.js';
@@ -56,7 +58,7 @@ export interface GatehouseOptions {
 
 export interface GatehouseSession {
   user: PublicUser;
-  /** `methods`: how the sign-in was proven (`password`, `totp`, `recovery_code`, `github`, …), so an app can demand a second factor. */
+  /** `methods`: how the sign-in was proven (`password`, `totp`, `recovery_code`, `github`, `passkey`, …), so an app can demand a second factor. */
   session: { id: string; expires: string; methods: readonly string[] };
 }
 
@@ -221,6 +223,20 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       onEmailQueued: emailPump.kick,
     },
     challengeCookie: challengeCookieSettings(config.httpsBaseUrl),
+    passkeys: {
+      stores,
+      hasher,
+      loginLock,
+      notices,
+      background,
+      random,
+      limits,
+      session,
+      relyingParty: relyingPartyOf({ baseUrl: config.baseUrl, trustedOrigins: config.trustedOrigins, appName: config.mail.appName }),
+      challengeKey: createPasskeyChallengeKey(config.jwtSecret),
+      spentChallenges: consumedSignIns,
+    },
+    passkeyCookie: passkeyCookieSettings(config.httpsBaseUrl),
     account: {
       stores,
       hasher,

@@ -10,6 +10,7 @@ import type { VerificationTokenStore } from './email-verification/store.js';
 import type { RecoveryCodeStore, TotpStore } from './mfa/store.js';
 import type { AccountStore } from './oauth/store.js';
 import type { OutboxStore } from './outbox/outbox.js';
+import type { PasskeyStore } from './passkeys/store.js';
 import type { ResetTokenStore } from './password-reset/store.js';
 import type { SessionStore } from './session/store.js';
 import type { UserStore } from './users/user.js';
@@ -26,6 +27,7 @@ export interface Stores {
   totp: TotpStore;
   recoveryCodes: RecoveryCodeStore;
   emailSignIns: EmailSignInStore;
+  passkeys: PasskeyStore;
   /** Runs `work` in one transaction; nested calls join the outer one. */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
 }

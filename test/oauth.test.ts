@@ -2,7 +2,7 @@
  * Sign in with GitHub, end to end over real HTTP against a GitHub-compatible server on loopback
  * (support/fake-github.ts), on every available database.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
 import type { AuditEvent } from '../src/audit/audit-log.js';
 import { createEnvelope } from '../src/crypto/envelope.js';
@@ -117,7 +117,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     return JSON.stringify(tables);
   };
 
-  test('linking to an unverified account also removes what its registrant planted: a pending email change', async () => {
+  test('linking to an unverified account also removes what its registrant planted: a pending email change, a passkey', async () => {
     const registered = await t.request('POST', '/api/auth/register', { json: { email: 'planted@example.com', password: 'Squatter-Pass-1' } });
     const squatter = cookieFrom(registered, SESSION)!;
     const changed = await t.request('POST', '/api/auth/email/change', {
@@ -127,9 +127,13 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(changed.status).toBe(200);
     const owner = (await t.gatehouse.stores.users.findUserByEmail('planted@example.com'))!;
     expect(await t.gatehouse.stores.emailChangeTokens.listPendingEmails(owner.id)).toEqual(['squatter-new@example.com']);
+    // And a passkey of theirs (test/passkeys.test.ts adds one over HTTP; here the store is enough).
+    const passkey = { id: randomUUID(), userId: owner.id, credentialId: 'c3F1YXR0ZXI', publicKey: 'AQ', counter: 0, transports: [], name: 'Squatter' };
+    await t.gatehouse.stores.passkeys.addPasskey({ ...passkey, createdAt: t.clock.now(), lastUsedAt: null });
     gitHubUser('planted', [{ email: 'planted@example.com', primary: true, verified: true }]);
     expect((await signIn('planted')).status).toBe(302);
     expect(await t.gatehouse.stores.emailChangeTokens.listPendingEmails(owner.id)).toEqual([]);
+    expect(await t.gatehouse.stores.passkeys.countUserPasskeys(owner.id)).toBe(0);
     expect((await t.request('GET', '/api/auth/session', { cookie: squatter })).status).toBe(401);
   });
 

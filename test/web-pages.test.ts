@@ -23,7 +23,8 @@ function expectPageHeaders(response: Response): void {
 }
 
 function expectNoInlineCode(page: string): void {
-  for (const tag of page.match(/<script\b[^>]*>/g) ?? []) expect(tag).toMatch(/\ssrc="\/assets\/app\.js"/);
+  // Same-origin files only (app.js; the login page's passkey scripts too), never inline code.
+  for (const tag of page.match(/<script\b[^>]*>/g) ?? []) expect(tag).toMatch(/\ssrc="\/assets\/(app|webauthn|passkeys)\.js"/);
   expect(page).not.toMatch(/<style\b/i);
   expect(page).not.toMatch(/\sstyle=/i);
   expect(page).not.toMatch(/\son[a-z]+=/i);

@@ -232,7 +232,7 @@ export async function listLinkedSignIns(deps: Pick<AccountDeps, 'stores'>, signe
   };
 }
 
-/** Unlinks a provider, never the last way in: without a password another provider must remain. */
+/** Unlinks a provider, never the last way in: without a password another provider or a passkey must remain. */
 export async function unlinkProvider(deps: Pick<AccountDeps, 'stores'>, signedIn: ValidSession, provider: string, ctx: RequestContext): Promise<void> {
   const { user } = signedIn;
   const unlinked = await deps.stores.transaction(async (tx) => {
@@ -242,7 +242,8 @@ export async function unlinkProvider(deps: Pick<AccountDeps, 'stores'>, signedIn
     const accounts = await tx.accounts.listUserAccounts(user.id);
     const account = accounts.find((candidate) => candidate.provider === provider);
     if (current === null || account === undefined) throw notFound('No such linked sign-in.');
-    if (current.passwordHash === null && accounts.length === 1) {
+    // A passkey is a way in too (passkeys/flow.ts removes the last one on the same terms).
+    if (current.passwordHash === null && accounts.length === 1 && (await tx.passkeys.countUserPasskeys(user.id)) === 0) {
       throw conflict('last_sign_in_method', 'This is the only way to sign in to this account. Set a password or link another provider first.');
     }
     await tx.accounts.deleteUserAccount(user.id, provider);

@@ -22,7 +22,10 @@ export type AuditEventType =
   | 'mfa_disabled'
   | 'mfa_failure'
   | 'recovery_code_used'
-  | 'recovery_codes_regenerated';
+  | 'recovery_codes_regenerated'
+  | 'passkey_added'
+  | 'passkey_removed'
+  | 'passkey_renamed';
 
 export type AuditMetadata = Record<string, string | number | boolean | null>;
 

@@ -150,6 +150,22 @@ export interface RecoveryCodesTable {
   created_at: number;
 }
 
+/** A passkey (WebAuthn credential) of a user (migration 010). */
+export interface PasskeysTable {
+  id: string;
+  user_id: string;
+  /** base64url; unique. */
+  credential_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  counter: number;
+  /** Comma-separated (`internal,hybrid`). */
+  transports: Generated<string>;
+  name: string;
+  created_at: number;
+  last_used_at: number | null;
+}
+
 /** A provider sign-in already used: the SHA-256 of its state, until the sign-in would have expired (migration 006). */
 export interface OAuthConsumedSignInsTable {
   state_hash: string;
@@ -169,4 +185,5 @@ export interface Database {
   user_totp: UserTotpTable;
   recovery_codes: RecoveryCodesTable;
   email_sign_in_tokens: EmailSignInTokensTable;
+  passkeys: PasskeysTable;
 }

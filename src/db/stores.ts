@@ -6,6 +6,7 @@ import { createAuditStore } from './audit-store.js';
 import { createEmailSignInStore } from './email-sign-in-store.js';
 import { createRecoveryCodeStore, createTotpStore } from './mfa-store.js';
 import { createOutboxStore } from './outbox-store.js';
+import { createPasskeyStore } from './passkey-store.js';
 import type { Database } from './schema.js';
 import { createSessionStore } from './session-store.js';
 import { createEmailChangeTokenStore, createResetTokenStore, createVerificationTokenStore } from './token-stores.js';
@@ -27,6 +28,7 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
       totp: createTotpStore(executor),
       recoveryCodes: createRecoveryCodeStore(executor),
       emailSignIns: createEmailSignInStore(executor),
+      passkeys: createPasskeyStore(executor),
       transaction: (work) => (inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true)))),
     };
     return stores;

@@ -226,11 +226,12 @@ async function spendAndResolveUser(
     let secured: { passwordRemoved: boolean; sessionsRevoked: number } | null = null;
     if (!user.emailVerified) {
       // As for a provider link (oauth/flow.ts): nothing the registrant planted survives — a
-      // password, sessions, a second factor, a pending move of the account to an address of theirs.
+      // password, sessions, a second factor, a passkey, a pending move of the account to an address of theirs.
       await tx.users.removePassword(user.id);
       const sessionsRevoked = await tx.sessions.deleteUserSessions(user.id);
       await tx.totp.deleteTotp(user.id);
       await tx.recoveryCodes.deleteRecoveryCodes(user.id);
+      await tx.passkeys.deleteUserPasskeys(user.id);
       await tx.emailChangeTokens.deleteUserEmailChangeTokens(user.id);
       await tx.users.markEmailVerified(user.id);
       secured = { passwordRemoved: user.passwordHash !== null, sessionsRevoked };

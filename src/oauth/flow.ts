@@ -46,6 +46,7 @@ import type { Logger } from '../logger.js';
 import { isSecondFactorRequired } from '../mfa/flow.js';
 import type { EmailChangeTokenStore } from '../account/store.js';
 import type { RecoveryCodeStore, TotpStore } from '../mfa/store.js';
+import type { PasskeyStore } from '../passkeys/store.js';
 import { mayNotify } from '../outbox/notices.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderProviderLinkedEmail } from '../outbox/templates.js';
@@ -58,6 +59,7 @@ export interface OAuthStores {
   outbox: Pick<OutboxStore, 'enqueueEmail'>;
   totp: Pick<TotpStore, 'findTotp' | 'deleteTotp'>;
   recoveryCodes: Pick<RecoveryCodeStore, 'deleteRecoveryCodes'>;
+  passkeys: Pick<PasskeyStore, 'deleteUserPasskeys'>;
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
   transaction<T>(work: (stores: OAuthStores) => Promise<T>): Promise<T>;
 }
@@ -412,10 +414,11 @@ async function linkOnce(
         // may not be its owner, so their password and sessions must not survive the link.
         await tx.users.removePassword(owner.id);
         const sessionsRevoked = await tx.sessions.deleteUserSessions(owner.id);
-        // Nor anything else they planted: a second factor only they hold, a pending move of the
-        // account to an address of theirs.
+        // Nor anything else they planted: a second factor or a passkey only they hold, a pending
+        // move of the account to an address of theirs.
         await tx.totp.deleteTotp(owner.id);
         await tx.recoveryCodes.deleteRecoveryCodes(owner.id);
+        await tx.passkeys.deleteUserPasskeys(owner.id);
         await tx.emailChangeTokens.deleteUserEmailChangeTokens(owner.id);
         await tx.users.markEmailVerified(owner.id);
         await recordAudit(tx.audit, ctx, 'config_updated', owner.id, {

@@ -32,7 +32,7 @@ export function renderAccountPage(ctx: PageContext, options: { user: PublicUser;
     title: 'Manage your account',
     page: 'account',
     devMode: ctx.devMode,
-    scripts: ['/assets/account.js'],
+    scripts: ['/assets/account.js', '/assets/webauthn.js', '/assets/passkeys.js'],
     body: html`<section class="section" aria-labelledby="sessions-title">
 <h2 id="sessions-title">Where you are signed in</h2>
 <ul id="session-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
@@ -69,6 +69,21 @@ ${ctx.devMode ? html`<div id="dev-link" class="dev-link" hidden><p><strong>Devel
 <section class="section" aria-labelledby="linked-title">
 <h2 id="linked-title">Linked sign-ins</h2>
 <ul id="linked-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
+</section>
+
+<section class="section" aria-labelledby="passkeys-title">
+<h2 id="passkeys-title">Passkeys</h2>
+<p>Sign in with your fingerprint, face, screen lock or security key instead of a password.</p>
+<ul id="passkey-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
+<p id="passkey-unsupported" hidden>This browser cannot create passkeys.</p>
+<form id="passkey-add-form" method="post" action="/account" novalidate data-passkey-api="/api/auth/passkeys/register/options" hidden>
+<div class="field">
+<label for="passkey-name">Name (optional)</label>
+<input id="passkey-name" name="name" type="text" maxlength="64" autocomplete="off" placeholder="Work laptop">
+</div>
+${hasPassword ? currentPasswordField('passkey-current') : null}
+<button type="submit" class="primary" data-busy-text="Waiting for your passkey…">Add a passkey</button>
+</form>
 </section>
 
 <section class="section" aria-labelledby="mfa-title">

@@ -64,11 +64,13 @@ export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): st
     page: 'login',
     devMode: ctx.devMode,
     message: options.message,
+    // Passkeys: the browser build of @simplewebauthn/browser, then the page's use of it.
+    scripts: ['/assets/webauthn.js', '/assets/passkeys.js'],
     body: html`<div id="first-factor"${options.secondFactor ? html` hidden` : null}>
 <form method="post" action="/login" novalidate data-api="/api/auth/login" data-return-to="${options.returnTo}">
 <div class="field">
 <label for="email">Email address</label>
-<input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
+<input id="email" name="email" type="email" autocomplete="username webauthn" inputmode="email" required autofocus>
 </div>
 <div class="field">
 <label for="password">Password</label>
@@ -76,6 +78,10 @@ export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): st
 </div>
 <button type="submit" class="primary" data-busy-text="Signing in…">Sign in</button>
 </form>
+<div id="passkey-login" class="passkey-login" hidden>
+<p class="or">or</p>
+<p><button type="button" id="passkey-button" class="secondary" data-return-to="${options.returnTo}" data-busy-text="Waiting for your passkey…">Sign in with a passkey</button></p>
+</div>
 ${
   options.providers.length === 0
     ? null

@@ -1,10 +1,12 @@
 /**
- * @module The pages' HTTP edge: GET for each page, the two static assets, and the headers every
+ * @module The pages' HTTP edge: GET for each page, the static assets, and the headers every
  * page carries. Pages read the session only to decide the dashboard redirect (server-side, from
  * the cookie) and never touch the database themselves.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import type { Config } from '../config.js';
 import type { AppEnv } from '../http/env.js';
@@ -81,11 +83,23 @@ function loginMessage(query: Record<string, string>, providerNames: ReadonlyMap<
   return undefined;
 }
 
-function loadAsset(name: string, contentType: string): { body: string; etag: string; contentType: string } {
+function loadAsset(name: string, contentType: string, body?: string): { body: string; etag: string; contentType: string } {
   // Read once at start; `npm run build` copies src/web/assets next to the compiled module.
-  const body = readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  return { body, etag, contentType };
+  const text = body ?? readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
+  const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
+  return { body: text, etag, contentType };
+}
+
+/**
+ * The browser build of @simplewebauthn/browser (window.SimpleWebAuthnBrowser), which the build
+ * copies into the assets as webauthn.js (scripts/copy-web-assets.mjs); run from the sources, the
+ * package's own bundle.
+ */
+function loadWebAuthnBrowser(): { body: string; etag: string; contentType: string } {
+  const contentType = 'text/javascript; charset=utf-8';
+  if (existsSync(new URL('./assets/webauthn.js', import.meta.url))) return loadAsset('webauthn.js', contentType);
+  const root = path.resolve(path.dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '..');
+  return loadAsset('webauthn.js', contentType, readFileSync(path.join(root, 'dist/bundle/index.umd.min.js'), 'utf8'));
 }
 
 export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
@@ -98,6 +112,8 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
     '/assets/app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
     '/assets/app.css': loadAsset('app.css', 'text/css; charset=utf-8'),
     '/assets/account.js': loadAsset('account.js', 'text/javascript; charset=utf-8'),
+    '/assets/passkeys.js': loadAsset('passkeys.js', 'text/javascript; charset=utf-8'),
+    '/assets/webauthn.js': loadWebAuthnBrowser(),
   };
   // The same check as the provider flow's: the raw path is kept as given, never a normalised
   // form (normalising `/.//evil.com` yields `//evil.com`, another host).
