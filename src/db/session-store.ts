@@ -1,5 +1,5 @@
 /** @module SessionStore over Kysely. */
-import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
 import type { SessionRecord, SessionStore } from '../session/store.js';
 import type { Database, SessionsTable } from './schema.js';
 import { toUser } from './user-store.js';
@@ -43,6 +43,7 @@ function sessionWithUserQuery(db: Kysely<Database>, sessionId: string) {
       'users.preferences',
       'users.created_at',
       'users.last_login_at',
+      'users.disabled_at',
     ])
     .where('sessions.id', '=', sessionId);
 }
@@ -53,20 +54,31 @@ export function createSessionStore(db: Kysely<Database>): SessionStore {
   const sessionWithUserSql = sessionWithUserQuery(db, '').compile().sql;
   return {
     async createSession(session) {
-      await db
+      // INSERT … SELECT from the user's row: no session for a missing or disabled user, decided in
+      // the same statement. The numbers are cast: PostgreSQL types a bare parameter in a select
+      // list as text.
+      const result = await db
         .insertInto('sessions')
-        .values({
-          id: session.id,
-          user_id: session.userId,
-          token_hash: session.tokenHash,
-          expires_at: session.expiresAt.getTime(),
-          created_at: session.createdAt.getTime(),
-          ip: session.ip?.slice(0, MAX_IP) ?? null,
-          user_agent: session.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
-          last_seen_at: session.createdAt.getTime(),
-          methods: session.methods.join(','),
-        })
-        .execute();
+        .columns(['id', 'user_id', 'token_hash', 'expires_at', 'created_at', 'ip', 'user_agent', 'last_seen_at', 'methods'])
+        .expression(
+          db
+            .selectFrom('users')
+            .select([
+              sql<string>`${session.id}`.as('id'),
+              'users.id as user_id',
+              sql<string>`${session.tokenHash}`.as('token_hash'),
+              sql<number>`cast(${session.expiresAt.getTime()} as bigint)`.as('expires_at'),
+              sql<number>`cast(${session.createdAt.getTime()} as bigint)`.as('created_at'),
+              sql<string | null>`cast(${session.ip?.slice(0, MAX_IP) ?? null} as varchar(64))`.as('ip'),
+              sql<string | null>`cast(${session.userAgent?.slice(0, MAX_USER_AGENT) ?? null} as varchar(512))`.as('user_agent'),
+              sql<number>`cast(${session.createdAt.getTime()} as bigint)`.as('last_seen_at'),
+              sql<string>`${session.methods.join(',')}`.as('methods'),
+            ])
+            .where('users.id', '=', session.userId)
+            .where('users.disabled_at', 'is', null),
+        )
+        .executeTakeFirst();
+      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
     },
 
     async findSessionWithUser(sessionId) {

@@ -12,6 +12,7 @@ import * as m006 from './006-oauth-consumed-sign-ins.js';
 import * as m007 from './007-account-self-service.js';
 import * as m008 from './008-two-factor.js';
 import * as m009 from './009-email-sign-in.js';
+import * as m011 from './011-disabled-accounts.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '007-account-self-service': m007,
   '008-two-factor': m008,
   '009-email-sign-in': m009,
+  '011-disabled-accounts': m011,
 };
