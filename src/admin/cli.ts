@@ -194,7 +194,7 @@ export async function usersCommand(parts: CliParts, args: string[]): Promise<voi
     case 'show': {
       warnIfLocksInMemory(parts);
       const details = await showUser(parts.deps, user, parts.now());
-      for (const [key, value] of Object.entries(details)) parts.out(`${`${key}:`.padEnd(16)}${cell(value)}`);
+      for (const [key, value] of Object.entries(details)) parts.out(`${`${key}:`.padEnd(18)}${cell(value)}`);
       return;
     }
     case 'disable': {
