@@ -48,37 +48,56 @@ function sessionWithUserQuery(db: Kysely<Database>, sessionId: string) {
     .where('sessions.id', '=', sessionId);
 }
 
+/**
+ * INSERT … SELECT from the user's row: no session for a missing or disabled user, decided in the
+ * same statement (an operator's disable cannot slip between a check and the insert). The numbers
+ * are cast: PostgreSQL types a bare parameter in a select list as text. Its parameters, in order:
+ * id, token hash, expiry, creation, ip, user agent, last seen, methods, user id.
+ */
+function createSessionQuery(db: Kysely<Database>) {
+  return db
+    .insertInto('sessions')
+    .columns(['id', 'user_id', 'token_hash', 'expires_at', 'created_at', 'ip', 'user_agent', 'last_seen_at', 'methods'])
+    .expression(
+      db
+        .selectFrom('users')
+        .select([
+          sql<string>`${''}`.as('id'),
+          'users.id as user_id',
+          sql<string>`${''}`.as('token_hash'),
+          sql<number>`cast(${0} as bigint)`.as('expires_at'),
+          sql<number>`cast(${0} as bigint)`.as('created_at'),
+          sql<string | null>`cast(${null} as varchar(64))`.as('ip'),
+          sql<string | null>`cast(${null} as varchar(512))`.as('user_agent'),
+          sql<number>`cast(${0} as bigint)`.as('last_seen_at'),
+          sql<string>`${''}`.as('methods'),
+        ])
+        .where('users.id', '=', '')
+        .where('users.disabled_at', 'is', null),
+    );
+}
+
 export function createSessionStore(db: Kysely<Database>): SessionStore {
   // The session check runs on every request of the application behind Gatehouse: its query is
-  // built and compiled once, and only the session id changes (its one parameter).
+  // built and compiled once, and only the session id changes (its one parameter). So is the
+  // insert of every sign-in (createSessionQuery), with its nine.
   const sessionWithUserSql = sessionWithUserQuery(db, '').compile().sql;
+  const createSessionSql = createSessionQuery(db).compile().sql;
   return {
     async createSession(session) {
-      // INSERT … SELECT from the user's row: no session for a missing or disabled user, decided in
-      // the same statement. The numbers are cast: PostgreSQL types a bare parameter in a select
-      // list as text.
-      const result = await db
-        .insertInto('sessions')
-        .columns(['id', 'user_id', 'token_hash', 'expires_at', 'created_at', 'ip', 'user_agent', 'last_seen_at', 'methods'])
-        .expression(
-          db
-            .selectFrom('users')
-            .select([
-              sql<string>`${session.id}`.as('id'),
-              'users.id as user_id',
-              sql<string>`${session.tokenHash}`.as('token_hash'),
-              sql<number>`cast(${session.expiresAt.getTime()} as bigint)`.as('expires_at'),
-              sql<number>`cast(${session.createdAt.getTime()} as bigint)`.as('created_at'),
-              sql<string | null>`cast(${session.ip?.slice(0, MAX_IP) ?? null} as varchar(64))`.as('ip'),
-              sql<string | null>`cast(${session.userAgent?.slice(0, MAX_USER_AGENT) ?? null} as varchar(512))`.as('user_agent'),
-              sql<number>`cast(${session.createdAt.getTime()} as bigint)`.as('last_seen_at'),
-              sql<string>`${session.methods.join(',')}`.as('methods'),
-            ])
-            .where('users.id', '=', session.userId)
-            .where('users.disabled_at', 'is', null),
-        )
-        .executeTakeFirst();
-      return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+      const params = [
+        session.id,
+        session.tokenHash,
+        session.expiresAt.getTime(),
+        session.createdAt.getTime(),
+        session.ip?.slice(0, MAX_IP) ?? null,
+        session.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
+        session.createdAt.getTime(),
+        session.methods.join(','),
+        session.userId,
+      ];
+      const result = await db.executeQuery(CompiledQuery.raw(createSessionSql, params));
+      return Number(result.numAffectedRows ?? 0) === 1;
     },
 
     async findSessionWithUser(sessionId) {
