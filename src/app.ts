@@ -7,6 +7,8 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { AccountDeps } from './account/flow.js';
+import type { AdminRouteDeps } from './admin/routes.js';
+import { createAdminRoutes } from './admin/routes.js';
 import { createAccountRoutes } from './account/routes.js';
 import type { BackgroundTasks } from './background.js';
 import type { Clock } from './clock.js';
@@ -66,6 +68,8 @@ export interface AppDeps {
   challengeCookie: ChallengeCookieSettings;
   passkeys: PasskeyDeps;
   passkeyCookie: PasskeyCookieSettings;
+  /** The admin API; null (ADMIN_API_KEY unset): not mounted, so /api/admin/* is the plain 404. */
+  admin: AdminRouteDeps | null;
 }
 
 function errorBody(error: AppError): Record<string, unknown> {
@@ -170,6 +174,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
     }),
   );
+
+  if (deps.admin !== null) app.route('/api/admin', createAdminRoutes(deps.admin));
 
   app.notFound((c) => jsonAnswer(c, { error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404));
 

@@ -19,7 +19,8 @@ export type RateLimitName =
   | 'emailChange'
   | 'mfaVerify'
   | 'emailSignIn'
-  | 'passkeyLogin';
+  | 'passkeyLogin'
+  | 'admin';
 
 export interface RateLimitRule {
   points: number;
@@ -146,6 +147,8 @@ export interface Config {
   /** OIDC_PROVIDERS, in the order listed (the login page's order). */
   oidcProviders: readonly Readonly<OidcProviderSetting>[];
   mail: Readonly<MailConfig>;
+  /** ADMIN_API_KEY: the bearer key of /api/admin/* (at least 32 characters); null: the admin API is off (404). */
+  adminApiKey: string | null;
 }
 
 export class ConfigError extends Error {
@@ -275,6 +278,16 @@ export const CONFIG_VARIABLES = [
     default: 'false',
     meaning: 'true: an email sign-in request for an unknown address mails it too, and its first use creates the account (no password)',
   },
+  {
+    name: 'ADMIN_API_KEY',
+    default: '',
+    meaning: 'turns on the admin API /api/admin/* for this bearer key, at least 32 characters (openssl rand -base64 32); unset: every /api/admin/* answers 404',
+  },
+  {
+    name: 'RATE_LIMIT_ADMIN',
+    default: '100/1m',
+    meaning: 'admin API requests per client IP, counted before the key is checked (a wrong key counts too)',
+  },
   { name: 'RATE_LIMIT_OAUTH_CALLBACK', default: '20/15m', meaning: 'sign-in provider callbacks per client IP (a refused one lands on the login page)' },
   { name: 'LOCKOUT_MAX_FAILURES', default: '5', meaning: 'failed logins (by email, and by IP) that lock sign-in (1 to 1000)' },
   { name: 'LOCKOUT_DURATION', default: '15m', meaning: 'how long a login lock lasts: 900, 15m or 1h (at most 7 days)' },
@@ -344,6 +357,9 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   // A passkey sign-in is two requests (options, verify), and /login asks for options on each
   // visit for the browser's autofill: room for a shared office address, not for a flood.
   passkeyLogin: { points: 30, durationSeconds: 15 * 60 },
+  // Every admin request, counted before the key is compared: a wrong key is refused as cheaply as
+  // a right one is served, and guessing is bounded (a 32-character key is out of reach anyway).
+  admin: { points: 100, durationSeconds: 60 },
 });
 
 /**
@@ -366,6 +382,7 @@ const RATE_LIMIT_VARIABLES: Record<RateLimitName, ConfigVariable> = {
   mfaVerify: 'RATE_LIMIT_MFA_VERIFY',
   emailSignIn: 'RATE_LIMIT_EMAIL_SIGN_IN',
   passkeyLogin: 'RATE_LIMIT_PASSKEY_LOGIN',
+  admin: 'RATE_LIMIT_ADMIN',
 };
 
 /** Parses `900`, `900s`, `15m` or `1h` into seconds; null when malformed. */
@@ -744,6 +761,11 @@ export function loadConfig(env: Env): Readonly<Config> {
   if (rawDelivery !== 'server' && rawDelivery !== 'worker') problems.push(`MAIL_DELIVERY: expected server or worker, got "${rawDelivery}"`);
   const delivery = rawDelivery === 'worker' ? 'worker' : 'server';
 
+  const adminApiKey = read('ADMIN_API_KEY') ?? null;
+  if (adminApiKey !== null && adminApiKey.length < 32) {
+    problems.push('ADMIN_API_KEY: must be at least 32 characters (for example: openssl rand -base64 32), or unset to turn the admin API off');
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
 
   return Object.freeze({
@@ -782,5 +804,6 @@ export function loadConfig(env: Env): Readonly<Config> {
     oauthUnset: Object.freeze(oauthUnset),
     oidcProviders: Object.freeze(oidcProviders),
     mail: Object.freeze({ smtpUrl, smtpTls, from: mailFrom, appName, maxAttempts: mailMaxAttempts, delivery }),
+    adminApiKey,
   });
 }

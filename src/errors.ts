@@ -28,6 +28,8 @@ export const ERROR_CODES = [
   'provider_unavailable',
   'passkey_invalid',
   'passkey_challenge_invalid',
+  'account_disabled',
+  'admin_unauthorized',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -81,6 +83,11 @@ export function unauthorized(code: ErrorCode, message: string, cause?: unknown):
 
 export function forbidden(code: ErrorCode, message: string): AppError {
   return new AppError(code, 403, message);
+}
+
+/** The account is disabled by an operator (src/admin/): no sign-in by any method. */
+export function accountDisabled(): AppError {
+  return new AppError('account_disabled', 403, 'This account is disabled. Contact the administrator of this site.');
 }
 
 export function notFound(message: string): AppError {

@@ -10,6 +10,7 @@ import { ConfigError, type Config } from './config.js';
 import { migrateToLatest, openDatabase, type DatabaseHandle } from './db/connect.js';
 import { createEnvelope } from './crypto/envelope.js';
 import { createSignInCodeKey } from './email-sign-in/flow.js';
+import { createAdminStore } from './db/admin-store.js';
 import { createStores, type Stores } from './db/stores.js';
 import { createConsumedSignInStore } from './db/token-stores.js';
 import type { DeliveryReport } from './outbox/dispatcher.js';
@@ -187,6 +188,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     envelope: mfaKeys.length > 0 ? createEnvelope(mfaKeys) : null,
   };
   const app = createApp({
+    admin: config.adminApiKey === null ? null : { apiKey: config.adminApiKey, limits, flow: { stores, admin: createAdminStore(database.kysely), loginLock } },
     config,
     clock,
     logger,

@@ -31,7 +31,15 @@ describeEachDialect('store contract', (dialect) => {
     const user = newUser('Ann@Example.com');
     expect(await stores.users.createUser(user)).toBe('created');
     const byEmail = await stores.users.findUserByEmail('ANN@example.COM');
-    expect(byEmail).toEqual({ id: user.id, email: 'ann@example.com', emailVerified: false, passwordHash: '$2b$04$hash', createdAt: now, lastLoginAt: null });
+    expect(byEmail).toEqual({
+      id: user.id,
+      email: 'ann@example.com',
+      emailVerified: false,
+      passwordHash: '$2b$04$hash',
+      createdAt: now,
+      lastLoginAt: null,
+      disabledAt: null,
+    });
     expect(await stores.users.findUserById(user.id)).toEqual(byEmail);
     expect(await stores.users.createUser(newUser('ann@example.com'))).toBe('email_taken');
     expect(await stores.users.findUserById(randomUUID())).toBeNull();

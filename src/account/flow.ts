@@ -25,6 +25,8 @@ import { assertNotContextPassword, contextWordsFor } from '../password/common-pa
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import type { ValidSession } from '../session/flow.js';
+import type { Stores } from '../stores.js';
+import type { User } from '../users/user.js';
 import { reauthenticate, type ReauthDeps } from './reauthenticate.js';
 
 export const EMAIL_CHANGE_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -210,13 +212,23 @@ export async function deleteAccount(
 ): Promise<void> {
   const { user } = signedIn;
   await reauthenticate(deps, user, signedIn.session, input.currentPassword, ctx);
-  await deps.stores.transaction(async (tx) => {
+  await eraseAccount(deps.stores, user);
+  await recordAudit(deps.stores.audit, ctx, 'account_deleted', user.id, { reason: 'deleted_by_owner' });
+}
+
+/**
+ * The deletion itself, shared with the operators' delete (src/admin/): in one transaction, the
+ * emails still queued to its addresses expire, the user row goes (sessions, tokens, provider links
+ * and second factor cascade), and its audit rows lose the address. False when there was no such user.
+ */
+export async function eraseAccount(stores: Stores, user: Pick<User, 'id' | 'email'>): Promise<boolean> {
+  return stores.transaction(async (tx) => {
     const addresses = [...(user.email !== null ? [user.email] : []), ...(await tx.emailChangeTokens.listPendingEmails(user.id))];
     for (const address of addresses) await tx.outbox.expireQueuedEmailsTo(address);
-    await tx.users.deleteUser(user.id);
+    const deleted = await tx.users.deleteUser(user.id);
     if (user.email !== null) await tx.audit.forgetEmail(user.id, user.email);
+    return deleted;
   });
-  await recordAudit(deps.stores.audit, ctx, 'account_deleted', user.id, { reason: 'deleted_by_owner' });
 }
 
 export interface LinkedSignIns {

@@ -4,7 +4,7 @@
  * cookie or key.
  */
 
-/** SPEC §6's five, the account self-service events of DESIGN §9.2 and the two-factor ones of §9.3. */
+/** SPEC §6's five, the account self-service events of DESIGN §9.2, the two-factor ones of §9.3 and the operators' of §9.6. */
 export type AuditEventType =
   | 'user_created'
   | 'login_success'
@@ -25,7 +25,14 @@ export type AuditEventType =
   | 'recovery_codes_regenerated'
   | 'passkey_added'
   | 'passkey_removed'
-  | 'passkey_renamed';
+  | 'passkey_renamed'
+  // An operator's actions (DESIGN §9.6): `metadata.actor` says through what (`admin`: the admin
+  // API, `cli`: the command line), `userId` is the account acted on.
+  | 'admin_user_disabled'
+  | 'admin_user_enabled'
+  | 'admin_sessions_revoked'
+  | 'admin_user_unlocked'
+  | 'admin_user_deleted';
 
 export type AuditMetadata = Record<string, string | number | boolean | null>;
 

@@ -16,6 +16,8 @@ export interface UsersTable {
   preferences: string;
   created_at: number;
   last_login_at: number | null;
+  /** When an operator disabled the account (migration 011); null: not disabled. */
+  disabled_at: number | null;
 }
 
 export interface SessionsTable {

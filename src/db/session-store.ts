@@ -1,6 +1,6 @@
 /** @module SessionStore over Kysely. */
 import DataLoader from 'dataloader';
-import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
+import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
 import type { SessionRecord, SessionStore } from '../session/store.js';
 import { keepPrepared } from './prepared-statements.js';
 import type { Database, SessionsTable } from './schema.js';
@@ -46,7 +46,37 @@ function sessionWithUserSelect(db: Kysely<Database>) {
       'users.preferences',
       'users.created_at',
       'users.last_login_at',
+      'users.disabled_at',
     ]);
+}
+
+/**
+ * INSERT … SELECT from the user's row: no session for a missing or disabled user, decided in the
+ * same statement (an operator's disable cannot slip between a check and the insert). The numbers
+ * are cast: PostgreSQL types a bare parameter in a select list as text. Its parameters, in order:
+ * id, token hash, expiry, creation, ip, user agent, last seen, methods, user id.
+ */
+function createSessionQuery(db: Kysely<Database>) {
+  return db
+    .insertInto('sessions')
+    .columns(['id', 'user_id', 'token_hash', 'expires_at', 'created_at', 'ip', 'user_agent', 'last_seen_at', 'methods'])
+    .expression(
+      db
+        .selectFrom('users')
+        .select([
+          sql<string>`${''}`.as('id'),
+          'users.id as user_id',
+          sql<string>`${''}`.as('token_hash'),
+          sql<number>`cast(${0} as bigint)`.as('expires_at'),
+          sql<number>`cast(${0} as bigint)`.as('created_at'),
+          sql<string | null>`cast(${null} as varchar(64))`.as('ip'),
+          sql<string | null>`cast(${null} as varchar(512))`.as('user_agent'),
+          sql<number>`cast(${0} as bigint)`.as('last_seen_at'),
+          sql<string>`${''}`.as('methods'),
+        ])
+        .where('users.id', '=', '')
+        .where('users.disabled_at', 'is', null),
+    );
 }
 
 function toSessionWithUser(row: SessionWithUserRow): SessionWithUser {
@@ -79,8 +109,10 @@ export interface SessionStoreOptions {
 
 export function createSessionStore(db: Kysely<Database>, options: SessionStoreOptions = {}): SessionStore {
   // The session check runs on every request of the application behind Gatehouse: its query is
-  // built and compiled once, and only the session id changes (its one parameter). On PostgreSQL
-  // it is kept prepared on each connection (prepared-statements.ts).
+  // built and compiled once, and only the session id changes (its one parameter); on PostgreSQL
+  // the checks arriving together share one prepared query (batchedLookup). The insert of every
+  // sign-in (createSessionQuery) is compiled once too, with its nine.
+  const createSessionSql = createSessionQuery(db).compile().sql;
   const sessionWithUserSql = sessionWithUserSelect(db).where('sessions.id', '=', '').compile().sql;
   const findOne = async (sessionId: string): Promise<SessionWithUser | null> => {
     const { rows } = await db.executeQuery<SessionWithUserRow>(CompiledQuery.raw(sessionWithUserSql, [sessionId]));
@@ -89,20 +121,19 @@ export function createSessionStore(db: Kysely<Database>, options: SessionStoreOp
   const findSessionWithUser = options.batchLookups ? batchedLookup(db) : findOne;
   return {
     async createSession(session) {
-      await db
-        .insertInto('sessions')
-        .values({
-          id: session.id,
-          user_id: session.userId,
-          token_hash: session.tokenHash,
-          expires_at: session.expiresAt.getTime(),
-          created_at: session.createdAt.getTime(),
-          ip: session.ip?.slice(0, MAX_IP) ?? null,
-          user_agent: session.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
-          last_seen_at: session.createdAt.getTime(),
-          methods: session.methods.join(','),
-        })
-        .execute();
+      const params = [
+        session.id,
+        session.tokenHash,
+        session.expiresAt.getTime(),
+        session.createdAt.getTime(),
+        session.ip?.slice(0, MAX_IP) ?? null,
+        session.userAgent?.slice(0, MAX_USER_AGENT) ?? null,
+        session.createdAt.getTime(),
+        session.methods.join(','),
+        session.userId,
+      ];
+      const result = await db.executeQuery(CompiledQuery.raw(createSessionSql, params));
+      return Number(result.numAffectedRows ?? 0) === 1;
     },
 
     findSessionWithUser,

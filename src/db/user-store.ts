@@ -12,6 +12,7 @@ export function toUser(row: Selectable<UsersTable>): User {
     passwordHash: row.password_hash,
     createdAt: new Date(row.created_at),
     lastLoginAt: row.last_login_at === null ? null : new Date(row.last_login_at),
+    disabledAt: row.disabled_at === null ? null : new Date(row.disabled_at),
   };
 }
 

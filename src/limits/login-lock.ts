@@ -76,6 +76,8 @@ export interface LoginLock {
    * whoever set a new password through the emailed link controls the account anyway.
    */
   clearEmail(email: string, now: Date): Promise<void>;
+  /** Forgets the failures and lifts the locks of `subjects` (an operator's unlock, src/admin/). */
+  clear(subjects: readonly LockSubject[], now: Date): Promise<void>;
 }
 
 export interface LockoutRule {
@@ -198,6 +200,10 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
     async clearEmail(email, now) {
       const subject: LockSubject = { email };
       await Promise.all([forgetFailures(subject, now), locks.remove(subjectKey(subject))]);
+    },
+
+    async clear(subjects, now) {
+      await Promise.all(subjects.flatMap((subject) => [forgetFailures(subject, now), locks.remove(subjectKey(subject))]));
     },
   };
 }

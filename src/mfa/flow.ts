@@ -15,7 +15,7 @@ import { createHmac, hkdfSync } from 'node:crypto';
 import { reauthenticate, type ReauthDeps } from '../account/reauthenticate.js';
 import { recordAudit } from '../audit/record.js';
 import type { Envelope } from '../crypto/envelope.js';
-import { badRequest, conflict, forbidden, serviceUnavailable, tooManyRequests, unauthorized } from '../errors.js';
+import { accountDisabled, badRequest, conflict, forbidden, serviceUnavailable, tooManyRequests, unauthorized } from '../errors.js';
 import type { LockSubject } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { ConsumedSignInStore } from '../oauth/store.js';
@@ -196,6 +196,8 @@ export async function verifySecondFactor(
   const user = await deps.stores.users.findUserById(challenge.userId);
   const totp = user === null ? null : await deps.stores.totp.findTotp(user.id);
   if (user === null || totp === null || totp.enabledAt === null) throw unauthorized('not_authenticated', EXPIRED_CHALLENGE_MESSAGE);
+  // Disabled since the first step: no code is checked (the first factor already told the state).
+  if (user.disabledAt !== null) throw accountDisabled();
 
   // The account's own count: by its email, or by its id when it has none (a provider-only account).
   const account: LockSubject = user.email !== null ? { email: user.email } : { userId: user.id };

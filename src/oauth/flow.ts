@@ -130,7 +130,7 @@ export interface CallbackInput {
   repeated: readonly string[];
 }
 
-export type SignInFailureCode = 'invalid_state' | 'oauth_error' | 'oauth_failed';
+export type SignInFailureCode = 'invalid_state' | 'oauth_error' | 'oauth_failed' | 'account_disabled';
 
 export type CallbackOutcome =
   | { ok: true; user: User; session: IssuedSession; returnTo: string }
@@ -310,6 +310,16 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
 
   const { user, linkedBy } = await linkOrCreateUser(deps, secrets.envelope, provider, profile, tokens, ctx);
   if (linkedBy === 'verified_email') deps.onEmailQueued();
+  // Before a second factor is asked for; the login page says so in its own words (web/routes.ts).
+  if (user.disabledAt !== null) {
+    await recordAudit(deps.stores.audit, ctx, 'login_failure', user.id, {
+      method: 'oauth',
+      provider: provider.id,
+      error: 'account_disabled',
+      reason: 'account_disabled',
+    });
+    return { ok: false, error: 'account_disabled', message: 'This account is disabled. Contact the administrator of this site.' };
+  }
   // The provider proved the first factor only: a 2FA account still owes its code (DESIGN §9.3).
   if (await isSecondFactorRequired(deps, user.id)) return { ok: true, secondFactorFor: user, firstMethod: provider.id, returnTo: pending.returnTo };
   const session = await issueSession(deps.session, user.id, ctx, [provider.id]);
@@ -467,6 +477,7 @@ async function linkOnce(
     passwordHash: null,
     createdAt: ctx.now,
     lastLoginAt: null,
+    disabledAt: null,
   };
   if ((await tx.users.createUser(user)) === 'email_taken') throw new LinkRaceLost();
   if ((await tx.accounts.createAccount(newAccount(user.id))) === 'already_linked') throw new LinkRaceLost();

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../audit/record.js';
 import { issueVerificationEmail, type IssuedLink, type VerificationDeps } from '../email-verification/flow.js';
-import { AppError, conflict, tooManyRequests, unauthorized } from '../errors.js';
+import { AppError, accountDisabled, conflict, tooManyRequests, unauthorized } from '../errors.js';
 import { issueDeviceToken, readDeviceToken } from '../limits/device-token.js';
 import type { LockSubject, LoginLock } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
@@ -83,6 +83,7 @@ export async function registerWithPassword(deps: PasswordFlowDeps, credentials: 
     passwordHash,
     createdAt: ctx.now,
     lastLoginAt: null,
+    disabledAt: null,
   };
   // The user, its verification token and the queued email exist together or not at all.
   const verification = await deps.stores.transaction(async (tx) => {
@@ -156,6 +157,12 @@ export async function loginWithPassword(
         ...(lockedNow.length > 0 ? { lockStarted: true } : {}),
       });
       throw unauthorized('invalid_credentials', 'The email or password is incorrect.');
+    }
+    // Only after the right password, so the answer tells the state to nobody without it; before a
+    // second factor is asked for. Not a failure of the lock: the password was right.
+    if (user.disabledAt !== null) {
+      await recordAudit(audit, ctx, 'login_failure', user.id, { email: credentials.email, reason: 'account_disabled', method: 'password' });
+      throw accountDisabled();
     }
     // With a second factor to come, the right password clears nothing: otherwise knowing it would
     // reset the count of wrong codes at will (mfa/flow.ts clears it when the code is right).

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
+import { accountDisabled } from '../errors.js';
 import type { User } from '../users/user.js';
 import type { SessionStore } from './store.js';
 import type { SessionTokenCodec } from './token.js';
@@ -41,7 +42,11 @@ export interface ValidSession {
   session: { id: string; expiresAt: Date; createdAt: Date; methods: readonly string[] };
 }
 
-/** `methods`: how the sign-in was proven (`password`, `totp`, `github`, …), kept in the row for `session.methods`. */
+/**
+ * `methods`: how the sign-in was proven (`password`, `totp`, `github`, …), kept in the row for `session.methods`.
+ * Every sign-in passes here: a disabled account (src/admin/) gets 403 `account_disabled`, whichever
+ * flow it came through (the flows also check earlier, where their order of work needs it).
+ */
 export async function issueSession(deps: SessionDeps, userId: string, client: SessionClient, methods: readonly string[]): Promise<IssuedSession> {
   const { now, ip, userAgent } = client;
   const id = randomUUID();
@@ -49,7 +54,8 @@ export async function issueSession(deps: SessionDeps, userId: string, client: Se
   const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expiresAt = new Date(issuedAt.getTime() + deps.sessionExpiresInSeconds * 1000);
   const token = deps.tokens.sign({ userId, sessionId: id, issuedAt, expiresAt });
-  await deps.sessions.createSession({ id, userId, tokenHash: sha256Hex(token), expiresAt, createdAt: now, ip, userAgent, methods });
+  if (!(await deps.sessions.createSession({ id, userId, tokenHash: sha256Hex(token), expiresAt, createdAt: now, ip, userAgent, methods })))
+    throw accountDisabled();
   return { id, token, expiresAt };
 }
 
@@ -61,6 +67,8 @@ export async function validateSessionToken(deps: Pick<SessionDeps, 'sessions' | 
   const { session, user } = found;
   if (!hexDigestsEqual(sha256Hex(token), session.tokenHash)) return null;
   if (session.userId !== claims.userId || session.expiresAt.getTime() <= now.getTime()) return null;
+  // Disabling revokes the sessions; this column comes with the same row, for a sign-in that raced it.
+  if (user.disabledAt !== null) return null;
   if (deps.onSeen !== undefined && now.getTime() - session.lastSeenAt.getTime() >= LAST_SEEN_INTERVAL_MS) deps.onSeen(session.id, now);
   return { user, session: { id: session.id, expiresAt: session.expiresAt, createdAt: session.createdAt, methods: session.methods } };
 }

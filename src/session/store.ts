@@ -23,7 +23,11 @@ export type NewSession = Omit<SessionRecord, 'lastSeenAt'>;
 export type CheckedSession = Omit<SessionRecord, 'ip' | 'userAgent'>;
 
 export interface SessionStore {
-  createSession(session: NewSession): Promise<void>;
+  /**
+   * Inserts the row only while its user exists and is not disabled (one statement, so a disable
+   * cannot slip between a check and the insert); false when it did not.
+   */
+  createSession(session: NewSession): Promise<boolean>;
   /** One primary-key read joined to its user: the hot path of every session check. */
   findSessionWithUser(sessionId: string): Promise<{ session: CheckedSession; user: User } | null>;
   deleteSession(sessionId: string): Promise<void>;

@@ -8,6 +8,8 @@ export interface User {
   passwordHash: string | null;
   createdAt: Date;
   lastLoginAt: Date | null;
+  /** Set by an operator (src/admin/): no sign-in by any method while set. */
+  disabledAt: Date | null;
 }
 
 /** What a client may see of a user (GET /api/auth/session). */

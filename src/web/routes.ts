@@ -62,6 +62,7 @@ const SIGN_IN_ERRORS: Readonly<Record<string, (provider: string) => string>> = {
   invalid_state: (provider) => `Signing in with ${provider} took too long, or was started in another window. Please try again.`,
   oauth_failed: (provider) => `We could not finish signing you in with ${provider}. Please try again.`,
   oauth_error: (provider) => `${provider} did not let you sign in.`,
+  account_disabled: () => 'This account is disabled. Contact the administrator of this site.',
 };
 
 /** Named when the query names no known provider: links made before it did were GitHub's. */

@@ -13,6 +13,7 @@ import * as m007 from './007-account-self-service.js';
 import * as m008 from './008-two-factor.js';
 import * as m009 from './009-email-sign-in.js';
 import * as m010 from './010-passkeys.js';
+import * as m011 from './011-disabled-accounts.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '008-two-factor': m008,
   '009-email-sign-in': m009,
   '010-passkeys': m010,
+  '011-disabled-accounts': m011,
 };

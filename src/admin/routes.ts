@@ -1,0 +1,113 @@
+/**
+ * @module The admin API (DESIGN §9.6): `/api/admin/*`, mounted only when ADMIN_API_KEY is set
+ * (otherwise every path under it is the app's plain 404). Machine to machine:
+ * `Authorization: Bearer <ADMIN_API_KEY>`, never a cookie.
+ *
+ * Every request is first counted against RATE_LIMIT_ADMIN per client IP, then its key compared in
+ * constant time (HMACs of both under a per-process key, so neither the length nor the content of
+ * the real key shows in the timing); a wrong or missing key is 401 `admin_unauthorized`.
+ *
+ * A browser on another site cannot use it: the key is a header its script would have to set,
+ * which needs a CORS preflight that names `Authorization`, and our preflight allows only
+ * `Content-Type` (and only for TRUSTED_ORIGINS); no cookie or other ambient credential is read,
+ * so a cross-site form or link carries nothing that would authenticate it, and a state-changing
+ * one is refused by origin anyway (http/cross-site.ts).
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { Hono, type MiddlewareHandler } from 'hono';
+import { AppError } from '../errors.js';
+import { jsonAnswer, setAnswerHeader } from '../http/answer.js';
+import type { AppEnv } from '../http/env.js';
+import { acceptNoBody } from '../http/json-body.js';
+import type { RateLimits } from '../limits/rate-limits.js';
+import {
+  deleteUser,
+  disableUser,
+  enableUser,
+  findUserById,
+  listAuditEvents,
+  listUsers,
+  revokeUserSessions,
+  showUser,
+  unlockUser,
+  type AdminDeps,
+  type Operator,
+} from './flow.js';
+import { parseAuditQuery, parseUserListQuery } from './input.js';
+
+export interface AdminRouteDeps {
+  flow: AdminDeps;
+  /** ADMIN_API_KEY (config.ts has checked its length). */
+  apiKey: string;
+  limits: RateLimits;
+}
+
+/** A bearer key longer than this is not ours: it is refused without hashing a megabyte. */
+const MAX_KEY_CHARS = 1024;
+
+function unauthorizedAdmin(): AppError {
+  return new AppError('admin_unauthorized', 401, 'The admin API needs the header Authorization: Bearer <ADMIN_API_KEY>, with the right key.');
+}
+
+export function createAdminRoutes(deps: AdminRouteDeps): Hono<AppEnv> {
+  const macKey = randomBytes(32);
+  const digest = (text: string): Buffer => createHmac('sha256', macKey).update(text).digest();
+  const expected = digest(deps.apiKey);
+
+  const requireAdminKey: MiddlewareHandler<AppEnv> = async (c, next) => {
+    // Answers here are for one operator's tool: never stored by a cache on the way.
+    setAnswerHeader(c, 'Cache-Control', 'no-store');
+    const ctx = c.get('requestContext');
+    // Before the key: a flood of wrong keys costs one counter each, then 429 (Retry-After).
+    await deps.limits.consume('admin', { ip: ctx.ip }, ctx.now);
+    const header = c.req.header('authorization') ?? '';
+    const match = /^Bearer +(\S+) *$/i.exec(header);
+    const presented = match?.[1];
+    if (presented === undefined || presented.length > MAX_KEY_CHARS || !timingSafeEqual(digest(presented), expected)) {
+      setAnswerHeader(c, 'WWW-Authenticate', 'Bearer realm="gatehouse-admin"');
+      throw unauthorizedAdmin();
+    }
+    await next();
+  };
+
+  const operatorOf = (ctx: { ip: string; userAgent: string | null; now: Date }): Operator => ({
+    actor: 'admin',
+    ip: ctx.ip,
+    userAgent: ctx.userAgent,
+    now: ctx.now,
+  });
+
+  return new Hono<AppEnv>()
+    .use('*', requireAdminKey)
+    .get('/users', async (c) => jsonAnswer(c, await listUsers(deps.flow, parseUserListQuery(c.req.query()))))
+    .get('/users/:id', async (c) => {
+      const user = await findUserById(deps.flow, c.req.param('id'));
+      return jsonAnswer(c, { user: await showUser(deps.flow, user, c.get('requestContext').now) });
+    })
+    .post('/users/:id/disable', async (c) => {
+      await acceptNoBody(c);
+      const user = await findUserById(deps.flow, c.req.param('id'));
+      return jsonAnswer(c, await disableUser(deps.flow, user, operatorOf(c.get('requestContext'))));
+    })
+    .post('/users/:id/enable', async (c) => {
+      await acceptNoBody(c);
+      const user = await findUserById(deps.flow, c.req.param('id'));
+      return jsonAnswer(c, await enableUser(deps.flow, user, operatorOf(c.get('requestContext'))));
+    })
+    .post('/users/:id/revoke-sessions', async (c) => {
+      await acceptNoBody(c);
+      const user = await findUserById(deps.flow, c.req.param('id'));
+      return jsonAnswer(c, await revokeUserSessions(deps.flow, user, operatorOf(c.get('requestContext'))));
+    })
+    .post('/users/:id/unlock', async (c) => {
+      await acceptNoBody(c);
+      const user = await findUserById(deps.flow, c.req.param('id'));
+      return jsonAnswer(c, await unlockUser(deps.flow, user, operatorOf(c.get('requestContext'))));
+    })
+    .delete('/users/:id', async (c) => {
+      await acceptNoBody(c);
+      const user = await findUserById(deps.flow, c.req.param('id'));
+      return jsonAnswer(c, await deleteUser(deps.flow, user, operatorOf(c.get('requestContext'))));
+    })
+    .get('/audit', async (c) => jsonAnswer(c, await listAuditEvents(deps.flow, parseAuditQuery(c.req.query()))));
+}
