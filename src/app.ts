@@ -22,6 +22,8 @@ import { MAX_BODY_BYTES, payloadTooLarge } from './http/json-body.js';
 import { securityHeaders } from './http/security-headers.js';
 import type { DeviceCookieSettings } from './limits/device-cookie.js';
 import type { Logger } from './logger.js';
+import { createMetricsRoutes, measureRequests } from './metrics/http.js';
+import type { Metrics } from './metrics/metrics.js';
 import type { ChallengeCookieSettings } from './mfa/challenge.js';
 import type { MfaDeps } from './mfa/flow.js';
 import { createMfaRoutes } from './mfa/routes.js';
@@ -46,6 +48,8 @@ export interface AppDeps {
   config: Readonly<Config>;
   clock: Clock;
   logger: Logger;
+  /** Counts every answer (the first middleware) and serves GET /metrics. */
+  metrics: Pick<Metrics, 'recorder' | 'token' | 'scrape'>;
   database: Pick<DatabaseHandle, 'ping'>;
   cookie: SessionCookieSettings;
   deviceCookie: DeviceCookieSettings;
@@ -69,6 +73,7 @@ function errorBody(error: AppError): Record<string, unknown> {
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  app.use('*', measureRequests(deps.metrics.recorder));
 
   // Every answer carries these (health checks, redirects, 404s and errors too); a page replaces
   // the Content-Security-Policy with its own. Recorded before the handler runs, as a plain record
@@ -127,7 +132,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return jsonAnswer(c, { status }, status === 'unavailable' ? 503 : 200);
   });
 
+  app.route('/', createMetricsRoutes({ token: deps.metrics.token, scrape: deps.metrics.scrape }));
+
   const devMode = deps.config.mode === 'development';
+  // A right first factor that needs a second one has no audit row of its own: counted here.
+  const countMfaRequired = (firstMethod: string): void => deps.metrics.recorder.login('mfa_required', firstMethod);
   app.route(
     '/api/auth',
     createPasswordRoutes({
@@ -135,7 +144,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       cookie: deps.cookie,
       deviceCookie: deps.deviceCookie,
       devMode,
-      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
+      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie, onIssued: countMfaRequired },
     }),
   );
   app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie, audit: deps.account.stores.audit }));
@@ -150,7 +159,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       devMode,
       background: deps.background,
       cookie: deps.cookie,
-      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
+      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie, onIssued: countMfaRequired },
     }),
   );
   // The pages (DESIGN §7) and their static assets, with their own headers (src/web/routes.ts).
@@ -161,7 +170,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       flow: deps.oauth,
       cookie: deps.cookie,
       loginPageUrl: deps.config.loginPageUrl,
-      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
+      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie, onIssued: countMfaRequired },
     }),
   );
 

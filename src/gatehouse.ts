@@ -25,6 +25,8 @@ import { openLimiterBackend, type LimiterBackend, type LimiterStatus } from './l
 import { createLoginLock, type LoginLock } from './limits/login-lock.js';
 import { createRateLimits } from './limits/rate-limits.js';
 import { createLogger, type Logger } from './logger.js';
+import { observeAuditEvents } from './metrics/audit-observer.js';
+import { createMetrics } from './metrics/metrics.js';
 import { challengeCookieSettings, createChallengeKey } from './mfa/challenge.js';
 import { createHashPool } from './password/hash-pool.js';
 import { createHibpBreachCheck } from './password/breach-check.js';
@@ -125,10 +127,13 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     await database.close();
     throw error;
   }
-  const limits = createRateLimits(limiterBackend, config.rateLimits);
+  // Counted in plain numbers on the request path; prom-client loads on the first scrape (metrics/).
+  const metrics = createMetrics({ token: config.metricsToken, db: database.kysely, hashPool: () => hashPool.load(), logger });
+  const limits = createRateLimits(limiterBackend, config.rateLimits, { onRefused: metrics.recorder.rateLimitRefused });
   const loginLock = createLoginLock(limiterBackend, config.lockout);
 
-  const stores = createStores(database.kysely, database.dialect);
+  // Sign-ins and locks are counted from the audit rows the flows write (metrics/audit-observer.ts).
+  const stores = observeAuditEvents(createStores(database.kysely, database.dialect), metrics.recorder);
   const consumedSignIns = createConsumedSignInStore(database.kysely);
   // Secure by the address people use, not by NODE_ENV (config.ts, httpsBaseUrl).
   const cookie = { name: config.sessionCookieName, secure: config.httpsBaseUrl };
@@ -188,6 +193,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     config,
     clock,
     logger,
+    metrics,
     database,
     cookie,
     deviceCookie: deviceCookieSettings(config.httpsBaseUrl),

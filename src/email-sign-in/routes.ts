@@ -30,7 +30,7 @@ export interface EmailSignInRouteDeps {
   background: BackgroundTasks;
   cookie: SessionCookieSettings;
   /** The second-factor challenge a 2FA account gets instead of a session (mfa/challenge.ts). */
-  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings };
+  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings; onIssued?: (firstMethod: string) => void };
 }
 
 export function createEmailSignInRoutes(deps: EmailSignInRouteDeps): Hono<AppEnv> {
@@ -67,6 +67,7 @@ export function createEmailSignInRoutes(deps: EmailSignInRouteDeps): Hono<AppEnv
           now: ctx.now,
         });
         setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
+        deps.challenge.onIssued?.(outcome.method);
         return jsonAnswer(c, { ok: true, mfaRequired: true, methods: SECOND_FACTOR_METHODS });
       }
       setSessionCookie(c, deps.cookie, outcome.session.token, outcome.session.expiresAt, ctx.now);

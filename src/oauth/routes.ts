@@ -27,7 +27,7 @@ export interface OAuthRouteDeps {
   cookie: SessionCookieSettings;
   loginPageUrl: string;
   /** A 2FA account's provider sign-in ends on the login page's code step, with a challenge (mfa/challenge.ts). */
-  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings };
+  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings; onIssued?: (firstMethod: string) => void };
 }
 
 /** The login page with the error code, the provider's id and a plain-text message in its query. */
@@ -107,6 +107,7 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
           now: ctx.now,
         });
         setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
+        deps.challenge.onIssued?.('oauth');
         return c.redirect(loginPageForSecondFactor(deps.loginPageUrl), 302);
       }
       setSessionCookie(c, deps.cookie, outcome.session.token, outcome.session.expiresAt, ctx.now);

@@ -22,7 +22,7 @@ export interface PasswordRouteDeps {
   devMode: boolean;
   deviceCookie: DeviceCookieSettings;
   /** The second-factor challenge a 2FA account gets instead of a session (mfa/challenge.ts). */
-  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings };
+  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings; onIssued?: (firstMethod: string) => void };
 }
 
 export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
@@ -56,6 +56,7 @@ export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
           now: ctx.now,
         });
         setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
+        deps.challenge.onIssued?.('password');
         return jsonAnswer(c, { ok: true, mfaRequired: true, methods: SECOND_FACTOR_METHODS });
       }
       const { session, deviceToken } = outcome;
