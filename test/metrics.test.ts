@@ -148,7 +148,8 @@ describeEachDialect('GET /metrics with METRICS_TOKEN', (dialect) => {
   });
 
   test('needs the bearer token: 401 without it or with a wrong one', async () => {
-    for (const headers of [{}, { authorization: `Bearer ${TOKEN}x` }, { authorization: `Basic ${TOKEN}` }, { authorization: 'Bearer ' }]) {
+    const attempts: Record<string, string>[] = [{}, { authorization: `Bearer ${TOKEN}x` }, { authorization: `Basic ${TOKEN}` }, { authorization: 'Bearer ' }];
+    for (const headers of attempts) {
       const refused = await t.request('GET', '/metrics', { headers });
       expect(refused.status).toBe(401);
       expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
