@@ -7,7 +7,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { AccountDeps } from './account/flow.js';
-import { createAccountRoutes } from './account/routes.js';
+import { accountRouteDocs, createAccountRoutes } from './account/routes.js';
 import type { BackgroundTasks } from './background.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -22,27 +22,73 @@ import { MAX_BODY_BYTES, payloadTooLarge } from './http/json-body.js';
 import { securityHeaders } from './http/security-headers.js';
 import type { DeviceCookieSettings } from './limits/device-cookie.js';
 import type { Logger } from './logger.js';
-import { createMetricsRoutes, measureRequests } from './metrics/http.js';
+import { createMetricsRoutes, measureRequests, metricsRouteDocs } from './metrics/http.js';
 import type { Metrics } from './metrics/metrics.js';
 import type { ChallengeCookieSettings } from './mfa/challenge.js';
 import type { MfaDeps } from './mfa/flow.js';
-import { createMfaRoutes } from './mfa/routes.js';
+import { createMfaRoutes, mfaRouteDocs } from './mfa/routes.js';
 import type { EmailSignInDeps } from './email-sign-in/flow.js';
-import { createEmailSignInRoutes } from './email-sign-in/routes.js';
+import { createEmailSignInRoutes, emailSignInRouteDocs } from './email-sign-in/routes.js';
 import type { VerificationDeps } from './email-verification/flow.js';
-import { createVerificationRoutes } from './email-verification/routes.js';
+import { createVerificationRoutes, verificationRouteDocs } from './email-verification/routes.js';
 import type { OAuthFlowDeps } from './oauth/flow.js';
-import { createOAuthRoutes } from './oauth/routes.js';
+import { createOAuthRoutes, oauthRouteDocs } from './oauth/routes.js';
 import type { PasswordFlowDeps } from './password/flow.js';
-import { createPasswordRoutes } from './password/routes.js';
+import { createPasswordRoutes, passwordRouteDocs } from './password/routes.js';
 import type { ResetDeps } from './password-reset/flow.js';
-import { createResetRoutes } from './password-reset/routes.js';
+import { createResetRoutes, resetRouteDocs } from './password-reset/routes.js';
 import type { SessionCookieSettings } from './session/cookie.js';
 import type { SessionDeps } from './session/flow.js';
-import { createSessionRoutes } from './session/routes.js';
-import { createWebRoutes } from './web/routes.js';
+import { createSessionRoutes, sessionRouteDocs } from './session/routes.js';
+import { createWebRoutes, webRouteDocs } from './web/routes.js';
+import { createOpenApiRoutes, openApiRouteDocs } from './http/openapi.js';
+import type { RouteDocGroup, RouteDoc } from './http/route-docs.js';
+import { z } from 'zod';
 
 const MAX_USER_AGENT_CHARS = 512;
+
+const appRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/healthz',
+    tag: 'Operations',
+    summary: 'Liveness: 200 while the process is up',
+    answers: [{ status: 200, description: 'Up.', json: z.object({ status: z.literal('ok') }) }],
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    tag: 'Operations',
+    summary: 'Readiness: whether the database and the limiter store answer',
+    answers: [
+      {
+        status: 200,
+        description: 'ready, or degraded (the limits count in memory; still serving).',
+        json: z.object({ status: z.enum(['ready', 'degraded']) }),
+      },
+      { status: 503, description: 'The database does not answer.', json: z.object({ status: z.literal('unavailable') }) },
+    ],
+  },
+];
+
+/**
+ * Every route's description for the OpenAPI document, with the prefix app.ts mounts it at (the
+ * routes below); test/openapi.test.ts holds it against the app's routing table.
+ */
+export const ROUTE_DOC_GROUPS: readonly RouteDocGroup[] = [
+  { prefix: '', docs: appRouteDocs },
+  { prefix: '', docs: metricsRouteDocs },
+  { prefix: '', docs: openApiRouteDocs },
+  { prefix: '/api/auth', docs: passwordRouteDocs },
+  { prefix: '/api/auth', docs: sessionRouteDocs },
+  { prefix: '/api/auth', docs: accountRouteDocs },
+  { prefix: '/api/auth', docs: mfaRouteDocs },
+  { prefix: '/api/auth', docs: verificationRouteDocs },
+  { prefix: '/api/auth', docs: resetRouteDocs },
+  { prefix: '/api/auth', docs: emailSignInRouteDocs },
+  { prefix: '', docs: webRouteDocs },
+  { prefix: '/api/auth', docs: oauthRouteDocs },
+];
 
 export interface AppDeps {
   config: Readonly<Config>;
@@ -133,6 +179,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   });
 
   app.route('/', createMetricsRoutes({ token: deps.metrics.token, scrape: deps.metrics.scrape }));
+  app.route(
+    '/',
+    createOpenApiRoutes({
+      groups: () => ROUTE_DOC_GROUPS,
+      settings: { baseUrl: deps.config.baseUrl, sessionCookieName: deps.cookie.name, challengeCookieName: deps.challengeCookie.name },
+    }),
+  );
 
   const devMode = deps.config.mode === 'development';
   // A right first factor that needs a second one has no audit row of its own: counted here.

@@ -2,7 +2,9 @@
  * @module The library face: createGatehouse(config) wires configuration, database, stores and
  * flows into one Web-standard fetch handler. The Node server is a thin shell around it.
  */
+import type { Hono } from 'hono';
 import { parse as parseCookies } from 'hono/utils/cookie';
+import type { AppEnv } from './http/env.js';
 import { createApp } from './app.js';
 import { createBackgroundTasks, sweepExpiredRows, type SweepReport } from './background.js';
 import { systemClock, type Clock } from './clock.js';
@@ -270,7 +272,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     },
   });
 
-  return {
+  const gatehouse: Gatehouse = {
     config,
     stores,
     loginLock,
@@ -305,7 +307,15 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       }
     },
   };
+  appOfGatehouse.set(gatehouse, app);
+  return gatehouse;
 }
+
+/**
+ * Each Gatehouse's Hono app, for the project's own tests (test/openapi.test.ts walks its routing
+ * table); not part of the library's face (index.ts does not export it).
+ */
+export const appOfGatehouse = new WeakMap<Gatehouse, Hono<AppEnv>>();
 
 /** Asks the database and the limiter store at once (each bounded to 1.5 s) and logs each change of status. */
 function createReadinessCheck(database: DatabaseHandle, limiterBackend: LimiterBackend, logger: Logger): () => Promise<Readiness> {

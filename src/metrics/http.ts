@@ -8,6 +8,7 @@ import { matchedRoutes } from 'hono/route';
 import { unauthorized } from '../errors.js';
 import { setAnswerHeader } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
+import type { RouteDoc } from '../http/route-docs.js';
 import type { MetricsRecorder } from './recorder.js';
 import type { MetricsExposition } from './registry.js';
 
@@ -62,3 +63,14 @@ export function createMetricsRoutes(deps: MetricsRouteDeps): Hono<AppEnv> {
     return c.body(text, 200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' });
   });
 }
+
+export const metricsRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/metrics',
+    tag: 'Operations',
+    summary: 'Prometheus metrics (docs/metrics.md); behind METRICS_TOKEN when it is set',
+    auth: 'metrics-token',
+    answers: [{ status: 200, description: 'The Prometheus text format, version 0.0.4.', mediaType: 'text/plain' }],
+  },
+];
