@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, test } from 'vitest';
+import { totp } from './support/totp-oracle.js';
 import { STRONG_PASSWORD, cookieFrom, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 const COOKIE = 'gatehouse_session';
@@ -135,6 +136,43 @@ describeEachDialect('GET /metrics (DESIGN §9.6)', (dialect) => {
     const delivered = await scrape();
     expect(delivered.get(key('gatehouse_outbox_emails', { status: 'queued' }))).toBe(0);
     expect(delivered.get(key('gatehouse_outbox_emails', { status: 'sent' }))).toBe(2);
+  });
+});
+
+describeEachDialect('GET /metrics: two-factor sign-ins', (dialect) => {
+  let t: TestGatehouse;
+  beforeEach(async () => {
+    t = await createTestGatehouse(dialect, { env: { ENCRYPTION_KEY_BASE64: Buffer.alloc(32, 7).toString('base64') } });
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  test('a right password of a 2FA account is mfa_required; a wrong code a totp failure; the right one a password+totp success', async () => {
+    const email = 'ana@example.com';
+    const cookie = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email, password: STRONG_PASSWORD } }), COOKIE)!;
+    await t.gatehouse.stores.users.markEmailVerified((await t.gatehouse.stores.users.findUserByEmail(email))!.id);
+    const { secret } = (await (await t.request('POST', '/api/auth/2fa/totp/setup', { cookie, json: { currentPassword: STRONG_PASSWORD } })).json()) as {
+      secret: string;
+    };
+    expect((await t.request('POST', '/api/auth/2fa/totp/enable', { cookie, json: { code: totp(secret, t.clock.now().getTime()) } })).status).toBe(200);
+    const before = parseMetrics(await (await t.request('GET', '/metrics')).text());
+    // The next time step: the code used to enable cannot be used again.
+    t.clock.advance(30_000);
+
+    const first = await t.request('POST', '/api/auth/login', { json: { email, password: STRONG_PASSWORD } });
+    expect(await first.json()).toMatchObject({ mfaRequired: true });
+    const challenge = cookieFrom(first, 'gatehouse_mfa')!;
+    expect((await t.request('POST', '/api/auth/2fa/verify', { cookie: challenge, json: { code: totp(secret, t.clock.now().getTime(), 3) } })).status).toBe(401);
+    expect((await t.request('POST', '/api/auth/2fa/verify', { cookie: challenge, json: { code: totp(secret, t.clock.now().getTime()) } })).status).toBe(200);
+
+    const after = parseMetrics(await (await t.request('GET', '/metrics')).text());
+    const delta = (labels: Record<string, string>): number =>
+      (after.get(key('gatehouse_logins_total', labels)) ?? 0) - (before.get(key('gatehouse_logins_total', labels)) ?? 0);
+    expect(delta({ result: 'mfa_required', method: 'password' })).toBe(1);
+    expect(delta({ result: 'failure', method: 'totp' })).toBe(1);
+    expect(delta({ result: 'success', method: 'password+totp' })).toBe(1);
+    expect(delta({ result: 'success', method: 'password' })).toBe(0);
   });
 });
 
