@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
+import { z } from 'zod';
 import type { AccountDeps } from './account/flow.js';
 import { accountRouteDocs, createAccountRoutes } from './account/routes.js';
 import type { BackgroundTasks } from './background.js';
@@ -19,6 +20,8 @@ import { resolveClientIp } from './http/client-ip.js';
 import { createOriginRules } from './http/cross-site.js';
 import type { AppEnv } from './http/env.js';
 import { MAX_BODY_BYTES, payloadTooLarge } from './http/json-body.js';
+import { createOpenApiRoutes, openApiRouteDocs } from './http/openapi.js';
+import type { RouteDoc, RouteDocGroup } from './http/route-docs.js';
 import { securityHeaders } from './http/security-headers.js';
 import type { DeviceCookieSettings } from './limits/device-cookie.js';
 import type { Logger } from './logger.js';
@@ -41,9 +44,6 @@ import type { SessionCookieSettings } from './session/cookie.js';
 import type { SessionDeps } from './session/flow.js';
 import { createSessionRoutes, sessionRouteDocs } from './session/routes.js';
 import { createWebRoutes, webRouteDocs } from './web/routes.js';
-import { createOpenApiRoutes, openApiRouteDocs } from './http/openapi.js';
-import type { RouteDocGroup, RouteDoc } from './http/route-docs.js';
-import { z } from 'zod';
 
 const MAX_USER_AGENT_CHARS = 512;
 
