@@ -6,10 +6,11 @@ import { randomUUID } from 'node:crypto';
 import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
+import { z } from 'zod';
 import type { AccountDeps } from './account/flow.js';
 import type { AdminRouteDeps } from './admin/routes.js';
-import { createAdminRoutes } from './admin/routes.js';
-import { createAccountRoutes } from './account/routes.js';
+import { adminRouteDocs, createAdminRoutes } from './admin/routes.js';
+import { accountRouteDocs, createAccountRoutes } from './account/routes.js';
 import type { BackgroundTasks } from './background.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -21,36 +22,88 @@ import { resolveClientIp } from './http/client-ip.js';
 import { createOriginRules } from './http/cross-site.js';
 import type { AppEnv } from './http/env.js';
 import { MAX_BODY_BYTES, payloadTooLarge } from './http/json-body.js';
+import { createOpenApiRoutes, openApiRouteDocs } from './http/openapi.js';
+import type { RouteDoc, RouteDocGroup } from './http/route-docs.js';
 import { securityHeaders } from './http/security-headers.js';
 import type { DeviceCookieSettings } from './limits/device-cookie.js';
 import type { Logger } from './logger.js';
+import { createMetricsRoutes, measureRequests, metricsRouteDocs } from './metrics/http.js';
+import type { Metrics } from './metrics/metrics.js';
 import type { ChallengeCookieSettings } from './mfa/challenge.js';
 import type { MfaDeps } from './mfa/flow.js';
-import { createMfaRoutes } from './mfa/routes.js';
+import { createMfaRoutes, mfaRouteDocs } from './mfa/routes.js';
 import type { EmailSignInDeps } from './email-sign-in/flow.js';
-import { createEmailSignInRoutes } from './email-sign-in/routes.js';
+import { createEmailSignInRoutes, emailSignInRouteDocs } from './email-sign-in/routes.js';
 import type { VerificationDeps } from './email-verification/flow.js';
-import { createVerificationRoutes } from './email-verification/routes.js';
+import { createVerificationRoutes, verificationRouteDocs } from './email-verification/routes.js';
 import type { OAuthFlowDeps } from './oauth/flow.js';
-import { createOAuthRoutes } from './oauth/routes.js';
+import { createOAuthRoutes, oauthRouteDocs } from './oauth/routes.js';
 import type { PasskeyCookieSettings } from './passkeys/challenge.js';
 import type { PasskeyDeps } from './passkeys/flow.js';
-import { createPasskeyRoutes } from './passkeys/routes.js';
+import { createPasskeyRoutes, passkeyRouteDocs } from './passkeys/routes.js';
 import type { PasswordFlowDeps } from './password/flow.js';
-import { createPasswordRoutes } from './password/routes.js';
+import { createPasswordRoutes, passwordRouteDocs } from './password/routes.js';
 import type { ResetDeps } from './password-reset/flow.js';
-import { createResetRoutes } from './password-reset/routes.js';
+import { createResetRoutes, resetRouteDocs } from './password-reset/routes.js';
 import type { SessionCookieSettings } from './session/cookie.js';
 import type { SessionDeps } from './session/flow.js';
-import { createSessionRoutes } from './session/routes.js';
-import { createWebRoutes } from './web/routes.js';
+import { createSessionRoutes, sessionRouteDocs } from './session/routes.js';
+import { createWebRoutes, webRouteDocs } from './web/routes.js';
 
 const MAX_USER_AGENT_CHARS = 512;
+
+const appRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/healthz',
+    tag: 'Operations',
+    summary: 'Liveness: 200 while the process is up',
+    answers: [{ status: 200, description: 'Up.', json: z.object({ status: z.literal('ok') }) }],
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    tag: 'Operations',
+    summary: 'Readiness: whether the database and the limiter store answer',
+    answers: [
+      {
+        status: 200,
+        description: 'ready, or degraded (the limits count in memory; still serving).',
+        json: z.object({ status: z.enum(['ready', 'degraded']) }),
+      },
+      { status: 503, description: 'The database does not answer.', json: z.object({ status: z.literal('unavailable') }) },
+    ],
+  },
+];
+
+/**
+ * Every route's description for the OpenAPI document, with the prefix app.ts mounts it at (the
+ * routes below); test/openapi.test.ts holds it against the app's routing table.
+ */
+export const ROUTE_DOC_GROUPS: readonly RouteDocGroup[] = [
+  { prefix: '', docs: appRouteDocs },
+  { prefix: '', docs: metricsRouteDocs },
+  { prefix: '', docs: openApiRouteDocs },
+  { prefix: '/api/auth', docs: passwordRouteDocs },
+  { prefix: '/api/auth', docs: sessionRouteDocs },
+  { prefix: '/api/auth', docs: accountRouteDocs },
+  { prefix: '/api/auth', docs: mfaRouteDocs },
+  { prefix: '/api/auth', docs: verificationRouteDocs },
+  { prefix: '/api/auth', docs: resetRouteDocs },
+  { prefix: '/api/auth', docs: emailSignInRouteDocs },
+  { prefix: '', docs: webRouteDocs },
+  { prefix: '/api/auth', docs: oauthRouteDocs },
+  { prefix: '/api/auth', docs: passkeyRouteDocs },
+  // Mounted only while ADMIN_API_KEY is set; documented always (the document says so).
+  { prefix: '/api/admin', docs: adminRouteDocs },
+];
 
 export interface AppDeps {
   config: Readonly<Config>;
   clock: Clock;
   logger: Logger;
+  /** Counts every answer (the first middleware) and serves GET /metrics. */
+  metrics: Pick<Metrics, 'recorder' | 'token' | 'scrape'>;
   database: Pick<DatabaseHandle, 'ping'>;
   cookie: SessionCookieSettings;
   deviceCookie: DeviceCookieSettings;
@@ -78,6 +131,7 @@ function errorBody(error: AppError): Record<string, unknown> {
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  app.use('*', measureRequests(deps.metrics.recorder));
 
   // Every answer carries these (health checks, redirects, 404s and errors too); a page replaces
   // the Content-Security-Policy with its own. Recorded before the handler runs, as a plain record
@@ -136,7 +190,18 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return jsonAnswer(c, { status }, status === 'unavailable' ? 503 : 200);
   });
 
+  app.route('/', createMetricsRoutes({ token: deps.metrics.token, scrape: deps.metrics.scrape }));
+  app.route(
+    '/',
+    createOpenApiRoutes({
+      groups: () => ROUTE_DOC_GROUPS,
+      settings: { baseUrl: deps.config.baseUrl, sessionCookieName: deps.cookie.name, challengeCookieName: deps.challengeCookie.name },
+    }),
+  );
+
   const devMode = deps.config.mode === 'development';
+  // A right first factor that needs a second one has no audit row of its own: counted here.
+  const countMfaRequired = (firstMethod: string): void => deps.metrics.recorder.login('mfa_required', firstMethod);
   app.route(
     '/api/auth',
     createPasswordRoutes({
@@ -144,7 +209,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       cookie: deps.cookie,
       deviceCookie: deps.deviceCookie,
       devMode,
-      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
+      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie, onIssued: countMfaRequired },
     }),
   );
   app.route('/api/auth', createSessionRoutes({ session: deps.session, cookie: deps.cookie, audit: deps.account.stores.audit }));
@@ -159,7 +224,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       devMode,
       background: deps.background,
       cookie: deps.cookie,
-      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
+      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie, onIssued: countMfaRequired },
     }),
   );
   app.route('/api/auth', createPasskeyRoutes({ flow: deps.passkeys, session: deps.session, cookie: deps.cookie, passkeyCookie: deps.passkeyCookie }));
@@ -171,7 +236,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       flow: deps.oauth,
       cookie: deps.cookie,
       loginPageUrl: deps.config.loginPageUrl,
-      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie },
+      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie, onIssued: countMfaRequired },
     }),
   );
 

@@ -131,6 +131,16 @@ function passkeyLine(config: Readonly<Config>): BannerLine | null {
   };
 }
 
+/** In production, an open GET /metrics is worth a warning: it tells anyone how the service is doing. */
+function metricsLine(config: Readonly<Config>): BannerLine | null {
+  if (config.mode !== 'production' || config.metricsToken !== null) return null;
+  return {
+    level: 'warn',
+    message: 'GET /metrics is open to anyone who can reach this server: set METRICS_TOKEN, or keep /metrics off the public network',
+    details: { capability: 'metrics', state: 'open', variables: ['METRICS_TOKEN'] },
+  };
+}
+
 /**
  * The start banner, in order. `listeningUrl` is the bound address (what a local client connects
  * to; the "listening on" line is what bench/lib.mjs and the tests wait for), while BASE_URL is
@@ -161,5 +171,7 @@ export function startBanner(config: Readonly<Config>, listeningUrl: string, star
   if (email !== null) lines.push(email);
   const passkeys = passkeyLine(config);
   if (passkeys !== null) lines.push(passkeys);
+  const metrics = metricsLine(config);
+  if (metrics !== null) lines.push(metrics);
   return lines;
 }

@@ -132,6 +132,8 @@ export interface Config {
   defaultReturnTo: string;
   /** EMAIL_SIGN_IN_SIGNUP: an unknown address may create its account by signing in by email. */
   emailSignInSignup: boolean;
+  /** METRICS_TOKEN: the bearer token GET /metrics requires; null: /metrics is open (docs/metrics.md). */
+  metricsToken: string | null;
   /** The provider flow's settings; each missing or malformed one is named in `oauthProblems`. */
   github: GitHubProviderConfig | null;
   authSecret: string | null;
@@ -287,6 +289,11 @@ export const CONFIG_VARIABLES = [
     name: 'RATE_LIMIT_ADMIN',
     default: '100/1m',
     meaning: 'admin API requests per client IP, counted before the key is checked (a wrong key counts too)',
+  },
+  {
+    name: 'METRICS_TOKEN',
+    default: '',
+    meaning: 'bearer token that GET /metrics requires, at least 16 characters (unset: /metrics is open; do not expose it publicly then)',
   },
   { name: 'RATE_LIMIT_OAUTH_CALLBACK', default: '20/15m', meaning: 'sign-in provider callbacks per client IP (a refused one lands on the login page)' },
   { name: 'LOCKOUT_MAX_FAILURES', default: '5', meaning: 'failed logins (by email, and by IP) that lock sign-in (1 to 1000)' },
@@ -675,6 +682,8 @@ export function loadConfig(env: Env): Readonly<Config> {
     problems.push(`EMAIL_SIGN_IN_SIGNUP: expected true or false, got "${rawEmailSignInSignup}"`);
   }
   const emailSignInSignup = rawEmailSignInSignup === 'true';
+  const metricsToken = read('METRICS_TOKEN') ?? null;
+  if (metricsToken !== null && metricsToken.length < 16) problems.push('METRICS_TOKEN: must be at least 16 characters (for example: openssl rand -base64 32)');
 
   const loginPageUrl = read('LOGIN_PAGE_URL') ?? '/login';
   const defaultReturnTo = read('DEFAULT_RETURN_TO') ?? '/dashboard';
@@ -796,6 +805,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     loginPageUrl,
     defaultReturnTo,
     emailSignInSignup,
+    metricsToken,
     github: github && Object.freeze(github),
     authSecret: authSecret !== null && authSecret.length >= 16 ? authSecret : null,
     encryptionKeys: Object.freeze(encryptionKeys),

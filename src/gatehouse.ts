@@ -2,7 +2,9 @@
  * @module The library face: createGatehouse(config) wires configuration, database, stores and
  * flows into one Web-standard fetch handler. The Node server is a thin shell around it.
  */
+import type { Hono } from 'hono';
 import { parse as parseCookies } from 'hono/utils/cookie';
+import type { AppEnv } from './http/env.js';
 import { createApp } from './app.js';
 import { createBackgroundTasks, sweepExpiredRows, type SweepReport } from './background.js';
 import { systemClock, type Clock } from './clock.js';
@@ -26,6 +28,8 @@ import { openLimiterBackend, type LimiterBackend, type LimiterStatus } from './l
 import { createLoginLock, type LoginLock } from './limits/login-lock.js';
 import { createRateLimits } from './limits/rate-limits.js';
 import { createLogger, type Logger } from './logger.js';
+import { observeAuditEvents } from './metrics/audit-observer.js';
+import { createMetrics } from './metrics/metrics.js';
 import { challengeCookieSettings, createChallengeKey } from './mfa/challenge.js';
 import { createHashPool } from './password/hash-pool.js';
 import { createHibpBreachCheck } from './password/breach-check.js';
@@ -128,10 +132,13 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     await database.close();
     throw error;
   }
-  const limits = createRateLimits(limiterBackend, config.rateLimits);
+  // Counted in plain numbers on the request path; prom-client loads on the first scrape (metrics/).
+  const metrics = createMetrics({ token: config.metricsToken, db: database.kysely, hashPool: () => hashPool.load(), logger });
+  const limits = createRateLimits(limiterBackend, config.rateLimits, { onRefused: metrics.recorder.rateLimitRefused });
   const loginLock = createLoginLock(limiterBackend, config.lockout);
 
-  const stores = createStores(database.kysely, database.dialect);
+  // Sign-ins and locks are counted from the audit rows the flows write (metrics/audit-observer.ts).
+  const stores = observeAuditEvents(createStores(database.kysely, database.dialect), metrics.recorder);
   const consumedSignIns = createConsumedSignInStore(database.kysely);
   // Secure by the address people use, not by NODE_ENV (config.ts, httpsBaseUrl).
   const cookie = { name: config.sessionCookieName, secure: config.httpsBaseUrl };
@@ -192,6 +199,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     config,
     clock,
     logger,
+    metrics,
     database,
     cookie,
     deviceCookie: deviceCookieSettings(config.httpsBaseUrl),
@@ -282,7 +290,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     },
   });
 
-  return {
+  const gatehouse: Gatehouse = {
     config,
     stores,
     loginLock,
@@ -317,7 +325,15 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       }
     },
   };
+  appOfGatehouse.set(gatehouse, app);
+  return gatehouse;
 }
+
+/**
+ * Each Gatehouse's Hono app, for the project's own tests (test/openapi.test.ts walks its routing
+ * table); not part of the library's face (index.ts does not export it).
+ */
+export const appOfGatehouse = new WeakMap<Gatehouse, Hono<AppEnv>>();
 
 /** Asks the database and the limiter store at once (each bounded to 1.5 s) and logs each change of status. */
 function createReadinessCheck(database: DatabaseHandle, limiterBackend: LimiterBackend, logger: Logger): () => Promise<Readiness> {

@@ -189,6 +189,7 @@ describeEachDialect('admin API (DESIGN §9.6)', (dialect) => {
       sessions: 2,
       providers: [],
       twoFactor: { enabled: true, recoveryCodesLeft: 10 },
+      passkeys: 0,
       lockedForSeconds: null,
     });
     expect(await errorOf(await admin('GET', '/users/00000000-0000-4000-8000-000000000000'))).toEqual([404, 'not_found']);

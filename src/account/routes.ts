@@ -25,6 +25,7 @@ import {
   unlinkProvider,
   type AccountDeps,
 } from './flow.js';
+import { messageAnswer, okAnswer, type RouteDoc } from '../http/route-docs.js';
 
 // `currentPassword` may be absent: an account without a password re-authenticates by a recent
 // sign-in instead, and one with a password then gets 403 reauthentication_required.
@@ -105,3 +106,125 @@ export function createAccountRoutes(deps: AccountRouteDeps): Hono<AppEnv> {
       return jsonAnswer(c, { ok: true });
     });
 }
+
+const sessionIdParam = z.object({ id: z.string().regex(SESSION_ID).describe("one of this user's session ids") });
+const providerParam = z.object({ provider: z.string().regex(PROVIDER_ID).describe('a linked provider id: github, or one of OIDC_PROVIDERS') });
+
+export const accountRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/sessions',
+    tag: 'Account',
+    summary: "This user's unexpired sessions, newest first",
+    auth: 'session',
+    answers: [
+      {
+        status: 200,
+        description: 'The sessions.',
+        json: z.object({
+          sessions: z.array(
+            z.object({
+              id: z.string(),
+              current: z.boolean(),
+              createdAt: z.string(),
+              expiresAt: z.string(),
+              lastSeenAt: z.string().nullable(),
+              ip: z.string().nullable(),
+              userAgent: z.string().nullable(),
+            }),
+          ),
+        }),
+      },
+    ],
+  },
+  {
+    method: 'delete',
+    path: '/sessions/:id',
+    tag: 'Account',
+    summary: 'End one session (the current one: signed out)',
+    auth: 'session',
+    body: 'none',
+    params: sessionIdParam,
+    answers: [{ status: 200, description: 'Ended.', json: okAnswer }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'post',
+    path: '/sessions/revoke-others',
+    tag: 'Account',
+    summary: 'End every other session of this user',
+    auth: 'session',
+    body: 'none',
+    answers: [{ status: 200, description: 'How many ended.', json: z.object({ revoked: z.number().int() }) }],
+  },
+  {
+    method: 'post',
+    path: '/password/change',
+    tag: 'Account',
+    summary: 'Change the password; every other session ends',
+    auth: 'session',
+    body: passwordChangeBody,
+    answers: [{ status: 200, description: 'Changed.', json: messageAnswer }],
+    errors: ['password_not_set', 'invalid_credentials', 'reauthentication_required', 'account_locked'],
+  },
+  {
+    method: 'post',
+    path: '/email/change',
+    tag: 'Account',
+    summary: 'Ask to change the email address: a link goes to the new one',
+    auth: 'session',
+    body: emailChangeBody,
+    answers: [
+      {
+        status: 200,
+        description: 'The link is mailed; development mode adds it.',
+        json: z.object({ message: z.string(), token: z.string().optional(), confirmUrl: z.string().optional() }),
+      },
+    ],
+    errors: ['invalid_credentials', 'reauthentication_required', 'email_exists', 'rate_limited', 'account_locked'],
+  },
+  {
+    method: 'post',
+    path: '/email/change/confirm',
+    tag: 'Account',
+    summary: "Confirm an email change with the link's token (no session needed)",
+    body: confirmBody,
+    answers: [{ status: 200, description: 'The address is changed and verified.', json: z.object({ message: z.string(), changed: z.literal(true) }) }],
+    errors: ['invalid_token', 'email_exists', 'rate_limited'],
+  },
+  {
+    method: 'post',
+    path: '/account/delete',
+    tag: 'Account',
+    summary: 'Delete the account and everything of it',
+    auth: 'session',
+    body: deleteBody,
+    answers: [{ status: 200, description: 'Deleted; the cookie is cleared.', json: z.object({ message: z.string(), deleted: z.literal(true) }) }],
+    errors: ['invalid_credentials', 'reauthentication_required', 'account_locked'],
+  },
+  {
+    method: 'get',
+    path: '/accounts',
+    tag: 'Account',
+    summary: 'The linked sign-in providers, and whether a password is set',
+    auth: 'session',
+    answers: [
+      {
+        status: 200,
+        description: 'The linked sign-ins.',
+        json: z.object({ hasPassword: z.boolean(), accounts: z.array(z.object({ provider: z.string(), login: z.string().nullable(), linkedAt: z.string() })) }),
+      },
+    ],
+  },
+  {
+    method: 'delete',
+    path: '/accounts/:provider',
+    tag: 'Account',
+    summary: 'Unlink a sign-in provider',
+    auth: 'session',
+    body: 'none',
+    params: providerParam,
+    answers: [{ status: 200, description: 'Unlinked.', json: okAnswer }],
+    errors: ['not_found', 'last_sign_in_method'],
+  },
+];

@@ -44,7 +44,8 @@ export interface AdminUserDetails extends AdminUser {
   sessions: number;
   providers: { provider: string; login: string; linkedAt: string }[];
   twoFactor: { enabled: boolean; recoveryCodesLeft: number };
-  // Passkeys (DESIGN §9.4) add `passkeys: number` here, from their own store.
+  /** Registered passkeys (DESIGN §9.4). */
+  passkeys: number;
   /** The login lock of the account (its email, or its id for an account without one): seconds left, null when not locked. */
   lockedForSeconds: number | null;
 }
@@ -134,6 +135,7 @@ export async function showUser(deps: AdminDeps, user: User, now: Date): Promise<
     sessions: overview.sessions,
     providers: overview.providers.map((entry) => ({ provider: entry.provider, login: entry.login, linkedAt: entry.linkedAt.toISOString() })),
     twoFactor: { enabled: overview.twoFactorEnabled, recoveryCodesLeft: overview.recoveryCodesLeft },
+    passkeys: overview.passkeys,
     lockedForSeconds,
   };
 }

@@ -29,13 +29,13 @@ const isoTime = z
   .transform((text) => Date.parse(text))
   .optional();
 
-const userListQuery = z.object({
+export const userListQuery = z.object({
   query: z.string().trim().max(320, 'must be at most 320 characters').optional(),
   limit,
   cursor,
 });
 
-const auditQuery = z
+export const auditQuery = z
   .object({
     userId: z.string().regex(USER_ID, 'must be a user id (a UUID)').optional(),
     type: z

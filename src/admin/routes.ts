@@ -15,10 +15,12 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { Hono, type MiddlewareHandler } from 'hono';
+import { z } from 'zod';
 import { AppError } from '../errors.js';
 import { jsonAnswer, setAnswerHeader } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { acceptNoBody } from '../http/json-body.js';
+import type { RouteDoc } from '../http/route-docs.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import {
   deleteUser,
@@ -33,7 +35,7 @@ import {
   type AdminDeps,
   type Operator,
 } from './flow.js';
-import { parseAuditQuery, parseUserListQuery } from './input.js';
+import { USER_ID, auditQuery, parseAuditQuery, parseUserListQuery, userListQuery } from './input.js';
 
 export interface AdminRouteDeps {
   flow: AdminDeps;
@@ -111,3 +113,82 @@ export function createAdminRoutes(deps: AdminRouteDeps): Hono<AppEnv> {
     })
     .get('/audit', async (c) => jsonAnswer(c, await listAuditEvents(deps.flow, parseAuditQuery(c.req.query()))));
 }
+
+const adminUser = z.object({
+  id: z.string(),
+  email: z.string().nullable(),
+  emailVerified: z.boolean(),
+  hasPassword: z.boolean(),
+  createdAt: z.string(),
+  lastLoginAt: z.string().nullable(),
+  disabledAt: z.string().nullable(),
+});
+const adminUserDetails = adminUser.extend({
+  sessions: z.number().int(),
+  providers: z.array(z.object({ provider: z.string(), login: z.string(), linkedAt: z.string() })),
+  twoFactor: z.object({ enabled: z.boolean(), recoveryCodesLeft: z.number().int() }),
+  passkeys: z.number().int(),
+  lockedForSeconds: z.number().int().nullable(),
+});
+const auditEvent = z.object({
+  id: z.number().int(),
+  type: z.string(),
+  userId: z.string().nullable(),
+  ip: z.string().nullable(),
+  userAgent: z.string().nullable(),
+  metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()])),
+  at: z.string(),
+});
+const userIdParam = z.object({ id: z.string().regex(USER_ID).describe('a user id (UUID)') });
+const userAction = (path: string, summary: string, json: z.ZodType, method: 'post' | 'delete' = 'post'): RouteDoc => ({
+  method,
+  path,
+  tag: 'Admin',
+  summary,
+  auth: 'admin-key',
+  body: 'none',
+  params: userIdParam,
+  answers: [{ status: 200, description: 'Done, and audited with actor admin.', json }],
+  errors: ['not_found'],
+});
+
+/** Mounted under /api/admin only while ADMIN_API_KEY is set. */
+export const adminRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/users',
+    tag: 'Admin',
+    summary: 'Search users by email or id, a page at a time (oldest first)',
+    auth: 'admin-key',
+    query: userListQuery,
+    answers: [{ status: 200, description: 'A page of users.', json: z.object({ users: z.array(adminUser), nextCursor: z.string().nullable() }) }],
+  },
+  {
+    method: 'get',
+    path: '/users/:id',
+    tag: 'Admin',
+    summary: 'One user: sessions, linked providers, two-factor, passkeys, login lock',
+    auth: 'admin-key',
+    params: userIdParam,
+    answers: [{ status: 200, description: 'The user.', json: z.object({ user: adminUserDetails }) }],
+    errors: ['not_found'],
+  },
+  userAction(
+    '/users/:id/disable',
+    'Disable the account: no sign-in by any method; its sessions are revoked',
+    z.object({ user: adminUser, sessionsRevoked: z.number().int() }),
+  ),
+  userAction('/users/:id/enable', 'Enable a disabled account', z.object({ user: adminUser })),
+  userAction('/users/:id/revoke-sessions', 'End every session of the user', z.object({ sessionsRevoked: z.number().int() })),
+  userAction('/users/:id/unlock', "Lift the login lock of the user's email (or id)", z.object({ wasLocked: z.boolean() })),
+  userAction('/users/:id', 'Delete the account (its audit rows stay, without the address)', z.object({ deleted: z.literal(true) }), 'delete'),
+  {
+    method: 'get',
+    path: '/audit',
+    tag: 'Admin',
+    summary: 'The audit trail, newest first, filtered by user, type and time, a page at a time',
+    auth: 'admin-key',
+    query: auditQuery,
+    answers: [{ status: 200, description: 'A page of events.', json: z.object({ events: z.array(auditEvent), nextCursor: z.string().nullable() }) }],
+  },
+];

@@ -36,6 +36,8 @@ export interface UserOverview {
   providers: { provider: string; login: string; linkedAt: Date }[];
   twoFactorEnabled: boolean;
   recoveryCodesLeft: number;
+  /** Registered passkeys (DESIGN §9.4). */
+  passkeys: number;
 }
 
 export interface AdminStore {

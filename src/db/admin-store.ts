@@ -35,7 +35,7 @@ export function createAdminStore(db: Kysely<Database>): AdminStore {
     },
 
     async userOverview(userId, now) {
-      const [sessions, accounts, totp, codes] = await Promise.all([
+      const [sessions, accounts, totp, codes, passkeys] = await Promise.all([
         db
           .selectFrom('sessions')
           .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
@@ -50,6 +50,11 @@ export function createAdminStore(db: Kysely<Database>): AdminStore {
           .where('user_id', '=', userId)
           .where('used_at', 'is', null)
           .executeTakeFirstOrThrow(),
+        db
+          .selectFrom('passkeys')
+          .select((eb) => eb.fn.countAll<number | string | bigint>().as('count'))
+          .where('user_id', '=', userId)
+          .executeTakeFirstOrThrow(),
       ]);
       const twoFactorEnabled = totp !== undefined && totp.enabled_at !== null;
       return {
@@ -57,6 +62,7 @@ export function createAdminStore(db: Kysely<Database>): AdminStore {
         providers: accounts.map((row) => ({ provider: row.provider, login: row.provider_login, linkedAt: new Date(Number(row.created_at)) })),
         twoFactorEnabled,
         recoveryCodesLeft: twoFactorEnabled ? Number(codes.count) : 0,
+        passkeys: Number(passkeys.count),
       };
     },
 

@@ -13,6 +13,7 @@ import { emailSchema } from '../password/rules.js';
 import type { RandomReader } from '../random.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { limitEmailSignInRequest, requestEmailSignIn, verifyEmailSignInCode, verifyEmailSignInLink, type EmailSignInDeps } from './flow.js';
+import { mfaRequiredAnswer, type RouteDoc } from '../http/route-docs.js';
 
 const requestBody = z.object({ email: emailSchema, return_to: z.string().max(2048).optional() });
 const verifyBody = z.object({
@@ -30,7 +31,7 @@ export interface EmailSignInRouteDeps {
   background: BackgroundTasks;
   cookie: SessionCookieSettings;
   /** The second-factor challenge a 2FA account gets instead of a session (mfa/challenge.ts). */
-  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings };
+  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings; onIssued?: (firstMethod: string) => void };
 }
 
 export function createEmailSignInRoutes(deps: EmailSignInRouteDeps): Hono<AppEnv> {
@@ -67,9 +68,44 @@ export function createEmailSignInRoutes(deps: EmailSignInRouteDeps): Hono<AppEnv
           now: ctx.now,
         });
         setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
+        deps.challenge.onIssued?.(outcome.method);
         return jsonAnswer(c, { ok: true, mfaRequired: true, methods: SECOND_FACTOR_METHODS });
       }
       setSessionCookie(c, deps.cookie, outcome.session.token, outcome.session.expiresAt, ctx.now);
       return jsonAnswer(c, { ok: true, ...(outcome.returnTo !== null ? { returnTo: outcome.returnTo } : {}) });
     });
 }
+
+export const emailSignInRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/email-sign-in/request',
+    tag: 'Email sign-in',
+    summary: 'Mail a sign-in link and a 6-digit code (the same answer for every address)',
+    body: requestBody,
+    answers: [
+      {
+        status: 200,
+        description: 'The same for every address; development mode adds the token, link and code for a known one.',
+        json: z.object({ message: z.string(), token: z.string().optional(), url: z.string().optional(), code: z.string().optional() }),
+      },
+    ],
+    errors: ['rate_limited'],
+  },
+  {
+    method: 'post',
+    path: '/email-sign-in/verify',
+    tag: 'Email sign-in',
+    summary: "Sign in with the link's token, or with the email and the code",
+    body: verifyBody,
+    answers: [
+      {
+        status: 200,
+        description: 'Signed in (session cookie), or the second step is needed (challenge cookie).',
+        json: z.union([z.object({ ok: z.literal(true), returnTo: z.string().optional() }), mfaRequiredAnswer]),
+        headers: { 'Set-Cookie': 'the session cookie, or the challenge cookie' },
+      },
+    ],
+    errors: ['invalid_token', 'invalid_code', 'account_disabled', 'rate_limited', 'account_locked'],
+  },
+];

@@ -8,6 +8,7 @@ import type { SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { requireSession } from '../session/read-session.js';
 import { declineAccount, resendVerification, verifyEmail, type VerificationDeps } from './flow.js';
+import type { RouteDoc } from '../http/route-docs.js';
 
 // Any string is a candidate token; a malformed one is an invalid token (400 invalid_token).
 const verifyBody = z.object({ token: z.string().min(1, 'is required') });
@@ -44,3 +45,45 @@ export function createVerificationRoutes(deps: VerificationRouteDeps): Hono<AppE
       });
     });
 }
+
+export const verificationRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/verify-email',
+    tag: 'Email verification',
+    summary: "Verify the email address with the link's token",
+    body: verifyBody,
+    answers: [{ status: 200, description: 'Verified.', json: z.object({ message: z.string(), verified: z.literal(true) }) }],
+    errors: ['invalid_token', 'rate_limited'],
+  },
+  {
+    method: 'post',
+    path: '/verify-email/decline',
+    tag: 'Email verification',
+    summary: '"I did not create this account": delete the unverified account',
+    body: verifyBody,
+    answers: [{ status: 200, description: 'Deleted.', json: z.object({ message: z.string(), deleted: z.literal(true) }) }],
+    errors: ['invalid_token', 'rate_limited'],
+  },
+  {
+    method: 'post',
+    path: '/resend-verification',
+    tag: 'Email verification',
+    summary: 'Mail a new verification link',
+    auth: 'session',
+    body: 'none',
+    answers: [
+      {
+        status: 200,
+        description: 'Sent (development mode adds the token and link), or already verified.',
+        json: z.object({
+          message: z.string(),
+          alreadyVerified: z.literal(true).optional(),
+          verificationToken: z.string().optional(),
+          verificationUrl: z.string().optional(),
+        }),
+      },
+    ],
+    errors: ['not_found', 'rate_limited'],
+  },
+];

@@ -44,12 +44,20 @@ function unsupportedMediaType(): AppError {
 }
 
 /**
+ * For the project's tests only: told of the schema each request body is validated with (null:
+ * a route that takes no body). test/openapi.test.ts uses it to prove that the OpenAPI document's
+ * request schemas are the very objects the routes validate with. Null (one check) otherwise.
+ */
+export const bodySchemaObserver: { current: ((c: Context<AppEnv>, schema: z.ZodType | null) => void) | null } = { current: null };
+
+/**
  * The request's JSON body, validated by `schema`. A POST without a body needs no Content-Type
  * (DESIGN §9.1) and is validated as `{}`, so a missing body is answered field by field; a body in
  * any other type than JSON is 415. Cross-site forms are refused before this, by origin
  * (http/cross-site.ts).
  */
 export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
+  bodySchemaObserver.current?.(c, schema);
   const body = await readJsonValue(c);
   // Through the schema's Standard Schema face, which reports issues without building a ZodError
   // (an Error, with a stack trace): a refused body is an answer, not a fault (errors.ts).
@@ -64,6 +72,7 @@ export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, sche
  * Content-Type. A body is tolerated only when it is JSON (clients that send `{}`), and ignored.
  */
 export async function acceptNoBody(c: Context<AppEnv>): Promise<void> {
+  bodySchemaObserver.current?.(c, null);
   await readJsonValue(c);
 }
 

@@ -27,7 +27,12 @@ export interface RateLimits {
   consume(name: RateLimitName, subject: LimitSubject, now: Date): Promise<void>;
 }
 
-export function createRateLimits(backend: LimiterBackend, rules: Readonly<Record<RateLimitName, RateLimitRule>>): RateLimits {
+export interface RateLimitOptions {
+  /** Told of each refusal, by the limit's name (the metrics count them); must not throw. */
+  onRefused?: (name: RateLimitName) => void;
+}
+
+export function createRateLimits(backend: LimiterBackend, rules: Readonly<Record<RateLimitName, RateLimitRule>>, options: RateLimitOptions = {}): RateLimits {
   const limiters = new Map<RateLimitName, { rule: RateLimitRule; limiter: Limiter }>();
   for (const [name, rule] of Object.entries(rules) as [RateLimitName, RateLimitRule][]) {
     limiters.set(name, {
@@ -46,6 +51,7 @@ export function createRateLimits(backend: LimiterBackend, rules: Readonly<Record
       } catch (error) {
         // A RateLimiterRes is a refusal; anything else is a store failure with no insurance left.
         if (!(error instanceof RateLimiterRes)) throw error;
+        options.onRefused?.(name);
         throw tooManyRequests('rate_limited', 'Too many requests. Try again later.', secondsUntil(now, window.endsAtMs));
       }
     },

@@ -15,6 +15,8 @@ import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.
 import { issueChallenge, setChallengeCookie, type ChallengeCookieSettings } from '../mfa/challenge.js';
 import type { RandomReader } from '../random.js';
 import { completeSignIn, listSignInProviders, startSignIn, type OAuthFlowDeps } from './flow.js';
+import { z } from 'zod';
+import type { RouteDoc } from '../http/route-docs.js';
 
 /** Sign-ins a browser may have in progress at once (tabs); starting another drops the oldest. */
 const MAX_PENDING_SIGN_INS = 3;
@@ -27,7 +29,7 @@ export interface OAuthRouteDeps {
   cookie: SessionCookieSettings;
   loginPageUrl: string;
   /** A 2FA account's provider sign-in ends on the login page's code step, with a challenge (mfa/challenge.ts). */
-  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings };
+  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings; onIssued?: (firstMethod: string) => void };
 }
 
 /** The login page with the error code, the provider's id and a plain-text message in its query. */
@@ -107,9 +109,67 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
           now: ctx.now,
         });
         setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
+        deps.challenge.onIssued?.('oauth');
         return c.redirect(loginPageForSecondFactor(deps.loginPageUrl), 302);
       }
       setSessionCookie(c, deps.cookie, outcome.session.token, outcome.session.expiresAt, ctx.now);
       return c.redirect(outcome.returnTo, 302);
     });
 }
+
+const providerParam = z.object({ provider: z.string().describe('github, or an id of OIDC_PROVIDERS') });
+
+export const oauthRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/providers',
+    tag: 'Sign-in providers',
+    summary: 'The providers a person can sign in with now',
+    answers: [
+      {
+        status: 200,
+        description: 'GitHub first, then OIDC_PROVIDERS in order.',
+        json: z.object({ providers: z.array(z.object({ id: z.string(), name: z.string() })) }),
+      },
+    ],
+  },
+  {
+    method: 'get',
+    path: '/oauth/:provider',
+    tag: 'Sign-in providers',
+    summary: 'Start signing in with a provider: a redirect to its authorization page',
+    params: providerParam,
+    query: z.object({ return_to: z.string().optional().describe('a path on this origin to land on afterwards') }),
+    answers: [
+      {
+        status: 302,
+        description: "To the provider's authorization page, with the signed pending sign-in cookie.",
+        headers: { Location: "the provider's authorization URL" },
+      },
+    ],
+    errors: ['not_found', 'provider_not_configured', 'provider_unavailable'],
+  },
+  {
+    method: 'get',
+    path: '/callback/:provider',
+    tag: 'Sign-in providers',
+    summary: "The provider's redirect back: signs in and redirects",
+    params: providerParam,
+    query: z.object({
+      code: z.string().optional(),
+      state: z.string().optional(),
+      error: z.string().optional(),
+      error_description: z.string().optional(),
+      iss: z.string().optional().describe('OpenID Connect providers'),
+    }),
+    answers: [
+      {
+        status: 302,
+        description:
+          'To return_to with the session cookie; to the login page with ?error=invalid_state|oauth_error|oauth_failed on failure, or ?mfa=required with the challenge cookie.',
+        headers: { Location: 'where the browser goes next' },
+      },
+    ],
+    errors: ['not_found', 'provider_not_configured', 'provider_unavailable'],
+  },
+];

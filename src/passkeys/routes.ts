@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { notFound } from '../errors.js';
 import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
+import type { RouteDoc } from '../http/route-docs.js';
 import { acceptNoBody, readJsonBody } from '../http/json-body.js';
 import { loginPasswordSchema } from '../password/rules.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
@@ -137,3 +138,97 @@ export function createPasskeyRoutes(deps: PasskeyRouteDeps): Hono<AppEnv> {
       return jsonAnswer(c, { ok: true });
     });
 }
+
+const passkeyAnswer = z.object({ id: z.string(), name: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable() });
+const passkeyIdParam = z.object({ id: z.string().regex(PASSKEY_ID).describe("one of this user's passkey ids (UUID)") });
+/** WebAuthn options as @simplewebauthn/server gives them (PublicKeyCredential*OptionsJSON), passed to the browser as they are. */
+const webAuthnOptions = z.object({ challenge: z.string() }).catchall(z.unknown());
+
+export const passkeyRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/passkeys',
+    tag: 'Passkeys',
+    summary: "This user's passkeys, oldest first",
+    auth: 'session',
+    answers: [{ status: 200, description: 'The passkeys.', json: z.object({ passkeys: z.array(passkeyAnswer) }) }],
+  },
+  {
+    method: 'post',
+    path: '/passkeys/register/options',
+    tag: 'Passkeys',
+    summary: 'Start adding a passkey (re-authenticated): the creation options and the registration challenge cookie',
+    auth: 'session',
+    body: registerOptionsBody,
+    answers: [
+      {
+        status: 200,
+        description: 'PublicKeyCredentialCreationOptionsJSON.',
+        json: webAuthnOptions,
+        headers: { 'Set-Cookie': 'the registration challenge (5 minutes)' },
+      },
+    ],
+    errors: ['invalid_credentials', 'reauthentication_required', 'account_locked'],
+  },
+  {
+    method: 'post',
+    path: '/passkeys/register/verify',
+    tag: 'Passkeys',
+    summary: "Finish adding a passkey with the authenticator's response",
+    auth: 'session',
+    body: registerVerifyBody,
+    answers: [{ status: 200, description: 'The new passkey (audited passkey_added).', json: z.object({ passkey: passkeyAnswer }) }],
+    errors: [
+      ['passkey_invalid', 400],
+      ['passkey_invalid', 409],
+      ['passkey_challenge_invalid', 400],
+    ],
+  },
+  {
+    method: 'patch',
+    path: '/passkeys/:id',
+    tag: 'Passkeys',
+    summary: 'Rename a passkey',
+    auth: 'session',
+    body: renameBody,
+    params: passkeyIdParam,
+    answers: [{ status: 200, description: 'Renamed (audited passkey_renamed).', json: z.object({ passkey: passkeyAnswer }) }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'delete',
+    path: '/passkeys/:id',
+    tag: 'Passkeys',
+    summary: 'Remove a passkey (never the last way in)',
+    auth: 'session',
+    body: 'none',
+    params: passkeyIdParam,
+    answers: [{ status: 200, description: 'Removed (audited passkey_removed).', json: z.object({ ok: z.literal(true) }) }],
+    errors: ['not_found', 'last_sign_in_method'],
+  },
+  {
+    method: 'post',
+    path: '/passkeys/login/options',
+    tag: 'Passkeys',
+    summary: 'Start a passkey sign-in (discoverable credentials): the request options and the sign-in challenge cookie',
+    body: 'none',
+    answers: [
+      {
+        status: 200,
+        description: 'PublicKeyCredentialRequestOptionsJSON.',
+        json: webAuthnOptions,
+        headers: { 'Set-Cookie': 'the sign-in challenge (5 minutes)' },
+      },
+    ],
+    errors: ['rate_limited'],
+  },
+  {
+    method: 'post',
+    path: '/passkeys/login/verify',
+    tag: 'Passkeys',
+    summary: 'Sign in with the authenticator\'s assertion: the session, methods ["passkey"], no second factor',
+    body: loginVerifyBody,
+    answers: [{ status: 200, description: 'Signed in.', json: z.object({ ok: z.literal(true) }), headers: { 'Set-Cookie': 'the session cookie' } }],
+    errors: ['passkey_invalid', 'passkey_challenge_invalid', 'account_disabled', 'rate_limited'],
+  },
+];

@@ -7,6 +7,7 @@ import { readJsonBody } from '../http/json-body.js';
 import { emailSchema, newPasswordSchema } from '../password/rules.js';
 import type { BackgroundTasks } from '../background.js';
 import { confirmPasswordReset, limitPasswordResetRequest, requestPasswordReset, type ResetDeps } from './flow.js';
+import { messageAnswer, type RouteDoc } from '../http/route-docs.js';
 
 const requestBody = z.object({ email: emailSchema });
 const confirmBody = z.object({ token: z.string().min(1, 'is required'), password: newPasswordSchema });
@@ -41,3 +42,30 @@ export function createResetRoutes(deps: ResetRouteDeps): Hono<AppEnv> {
       return jsonAnswer(c, { message: 'Your password has been changed. Sign in with your new password.' });
     });
 }
+
+export const resetRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/password-reset/request',
+    tag: 'Password reset',
+    summary: 'Mail a password reset link (the same answer for every email)',
+    body: requestBody,
+    answers: [
+      {
+        status: 200,
+        description: 'The same for every email; development mode adds the token and link for a known one.',
+        json: z.object({ message: z.string(), token: z.string().optional(), resetUrl: z.string().optional() }),
+      },
+    ],
+    errors: ['rate_limited'],
+  },
+  {
+    method: 'post',
+    path: '/password-reset/confirm',
+    tag: 'Password reset',
+    summary: "Set a new password with the link's token",
+    body: confirmBody,
+    answers: [{ status: 200, description: 'Changed; every session ends.', json: messageAnswer }],
+    errors: ['invalid_token', 'rate_limited'],
+  },
+];

@@ -17,6 +17,8 @@ export interface HashPool {
   hash(data: string, rounds: number): Promise<string>;
   compare(data: string, hash: string): Promise<boolean>;
   close(): Promise<void>;
+  /** Jobs waiting for a thread now, and jobs running (for the metrics, read at scrape time). */
+  load(): { queued: number; running: number };
 }
 
 export interface HashPoolOptions {
@@ -128,6 +130,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   return {
     hash: (data, rounds) => submit<string>({ op: 'hash', data, rounds }),
     compare: (data, hash) => submit<boolean>({ op: 'compare', data, hash }),
+    load: () => ({ queued: queue.length, running: busy.size }),
     async close() {
       closed = true;
       for (const job of queue.splice(0)) job.reject(serviceUnavailable('The service is shutting down.'));

@@ -11,6 +11,7 @@ import type { RandomReader } from '../random.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { loginWithPassword, registerWithPassword, type PasswordFlowDeps } from './flow.js';
 import { emailSchema, loginPasswordSchema, newPasswordSchema } from './rules.js';
+import { mfaRequiredAnswer, type RouteDoc } from '../http/route-docs.js';
 
 const registerBody = z.object({ email: emailSchema, password: newPasswordSchema });
 const loginBody = z.object({ email: emailSchema, password: loginPasswordSchema });
@@ -22,7 +23,7 @@ export interface PasswordRouteDeps {
   devMode: boolean;
   deviceCookie: DeviceCookieSettings;
   /** The second-factor challenge a 2FA account gets instead of a session (mfa/challenge.ts). */
-  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings };
+  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings; onIssued?: (firstMethod: string) => void };
 }
 
 export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
@@ -56,6 +57,7 @@ export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
           now: ctx.now,
         });
         setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
+        deps.challenge.onIssued?.('password');
         return jsonAnswer(c, { ok: true, mfaRequired: true, methods: SECOND_FACTOR_METHODS });
       }
       const { session, deviceToken } = outcome;
@@ -64,3 +66,40 @@ export function createPasswordRoutes(deps: PasswordRouteDeps): Hono<AppEnv> {
       return jsonAnswer(c, { ok: true });
     });
 }
+
+/** For the OpenAPI document (http/route-docs.ts): the same body schemas the handlers validate with. */
+export const passwordRouteDocs: RouteDoc[] = [
+  {
+    method: 'post',
+    path: '/register',
+    tag: 'Password',
+    summary: 'Create an account with an email and a password, and sign in',
+    body: registerBody,
+    answers: [
+      {
+        status: 201,
+        description: 'Created and signed in (session cookie); a verification link is mailed. Development mode adds the token and link.',
+        json: z.object({ ok: z.literal(true), message: z.string(), verificationToken: z.string().optional(), verificationUrl: z.string().optional() }),
+        headers: { 'Set-Cookie': 'the session cookie' },
+      },
+    ],
+    errors: ['email_exists', 'rate_limited'],
+  },
+  {
+    method: 'post',
+    path: '/login',
+    tag: 'Password',
+    summary: 'Sign in with an email and a password',
+    description: 'With two-factor sign-in on, the answer is the challenge cookie and `mfaRequired`, no session: finish with POST /api/auth/2fa/verify.',
+    body: loginBody,
+    answers: [
+      {
+        status: 200,
+        description: 'Signed in (session and device cookies), or the second step is needed (challenge cookie).',
+        json: z.union([z.object({ ok: z.literal(true) }), mfaRequiredAnswer]),
+        headers: { 'Set-Cookie': 'the session and device cookies, or the challenge cookie' },
+      },
+    ],
+    errors: ['invalid_credentials', 'account_disabled', 'rate_limited', 'account_locked'],
+  },
+];

@@ -9,6 +9,8 @@ import { toPublicUser } from '../users/user.js';
 import { clearSessionCookie, type SessionCookieSettings } from './cookie.js';
 import { revokeSession, type SessionDeps } from './flow.js';
 import { readValidSession, requireSession } from './read-session.js';
+import { z } from 'zod';
+import { okAnswer, type RouteDoc } from '../http/route-docs.js';
 
 export interface SessionRouteDeps {
   session: SessionDeps;
@@ -36,3 +38,44 @@ export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
       return jsonAnswer(c, { ok: true });
     });
 }
+
+/** A signed-in person, as GET /session answers it (users/user.ts toPublicUser). */
+export const publicUserAnswer = z.object({
+  id: z.string(),
+  email: z.string().nullable(),
+  emailVerified: z.boolean(),
+  createdAt: z.string().describe('ISO 8601'),
+  lastLoginAt: z.string().nullable(),
+});
+
+export const sessionRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/session',
+    tag: 'Session',
+    summary: 'The signed-in user and session',
+    auth: 'session',
+    answers: [
+      {
+        status: 200,
+        description: 'The session is valid.',
+        json: z.object({
+          user: publicUserAnswer,
+          session: z.object({
+            id: z.string(),
+            expires: z.string(),
+            methods: z.array(z.string()).describe('how the sign-in was proven: password, totp, github, …'),
+          }),
+        }),
+      },
+    ],
+  },
+  {
+    method: 'post',
+    path: '/logout',
+    tag: 'Session',
+    summary: 'Sign out: delete the session and clear the cookie (200 without a session too)',
+    body: 'none',
+    answers: [{ status: 200, description: 'Signed out.', json: okAnswer, headers: { 'Set-Cookie': 'the session cookie, expired' } }],
+  },
+];

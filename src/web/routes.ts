@@ -8,8 +8,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Hono, type Context } from 'hono';
+import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { AppEnv } from '../http/env.js';
+import type { RouteDoc } from '../http/route-docs.js';
 import { describeSignInProviders, usableSignInProviders } from '../oauth/setup.js';
 import { resolveReturnTo } from '../http/return-to.js';
 import { securityHeaders } from '../http/security-headers.js';
@@ -29,6 +31,7 @@ import {
   renderVerifyEmailPage,
   type PageContext,
 } from './pages.js';
+import { addDocsRoutes, docsRouteDocs } from './docs-page.js';
 
 /**
  * Nothing but same-origin script, style and fetch; no inline code of any kind, no framing, no
@@ -48,6 +51,15 @@ export const PAGE_PATHS = [
   '/confirm-email-change',
   '/email-sign-in',
 ] as const;
+
+/** The pages' static files: path → file in ./assets and its type (/assets/docs.js starts the API reference viewer). */
+const ASSET_FILES = {
+  '/assets/app.js': ['app.js', 'text/javascript; charset=utf-8'],
+  '/assets/app.css': ['app.css', 'text/css; charset=utf-8'],
+  '/assets/account.js': ['account.js', 'text/javascript; charset=utf-8'],
+  '/assets/passkeys.js': ['passkeys.js', 'text/javascript; charset=utf-8'],
+  '/assets/docs.js': ['docs.js', 'text/javascript; charset=utf-8'],
+} as const;
 
 /** The longest provider error text shown on the login page; the rest is cut off. */
 
@@ -110,10 +122,7 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   const signInProviders = usableSignInProviders(deps.config);
   const providerNames = new Map(describeSignInProviders(deps.config).map(({ id, name }) => [id, name]));
   const assets = {
-    '/assets/app.js': loadAsset('app.js', 'text/javascript; charset=utf-8'),
-    '/assets/app.css': loadAsset('app.css', 'text/css; charset=utf-8'),
-    '/assets/account.js': loadAsset('account.js', 'text/javascript; charset=utf-8'),
-    '/assets/passkeys.js': loadAsset('passkeys.js', 'text/javascript; charset=utf-8'),
+    ...Object.fromEntries(Object.entries(ASSET_FILES).map(([assetPath, [file, contentType]]) => [assetPath, loadAsset(file, contentType)])),
     '/assets/webauthn.js': loadWebAuthnBrowser(),
   };
   // The same check as the provider flow's: the raw path is kept as given, never a normalised
@@ -168,6 +177,55 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   app.get('/confirm-email-change', (c) => c.html(renderConfirmEmailChangePage(ctx, { token: tokenOf(c) })));
   // The forms post with fetch; a post that arrives here means the script did not run.
   app.on('POST', [...PAGE_PATHS], (c) => c.html(renderNoScriptPage(ctx), 400));
+  addDocsRoutes(app, { httpsBaseUrl: deps.config.httpsBaseUrl });
 
   return app;
 }
+
+const pageQuery = z.object({
+  return_to: z.string().optional().describe('login, register: a path on this origin to land on after signing in'),
+  token: z.string().optional().describe("reset-password, verify-email, email-sign-in, confirm-email-change: the link's token"),
+});
+
+export const webRouteDocs: RouteDoc[] = [
+  {
+    method: 'get',
+    path: '/',
+    tag: 'Pages',
+    summary: 'Redirects to /dashboard',
+    answers: [{ status: 302, description: 'To /dashboard.', headers: { Location: '/dashboard' } }],
+  },
+  ...PAGE_PATHS.map((pagePath): RouteDoc => ({
+    method: 'get',
+    path: pagePath,
+    tag: 'Pages',
+    summary: `The ${pagePath.slice(1)} page (HTML; its forms call the JSON API with fetch)`,
+    ...(pagePath === '/dashboard' || pagePath === '/account' ? {} : { query: pageQuery }),
+    answers: [
+      { status: 200, description: 'The page.', mediaType: 'text/html' },
+      ...(pagePath === '/dashboard' || pagePath === '/account'
+        ? [{ status: 302, description: 'Not signed in: to /login.', headers: { Location: '/login?return_to=…' } }]
+        : []),
+    ],
+  })),
+  ...PAGE_PATHS.map((pagePath): RouteDoc => ({
+    method: 'post',
+    path: pagePath,
+    tag: 'Pages',
+    summary: 'A form posted without its script: a page saying that JavaScript is needed',
+    answers: [{ status: 400, description: 'The page.', mediaType: 'text/html' }],
+  })),
+  ...[...Object.entries(ASSET_FILES), ['/assets/webauthn.js', ['webauthn.js', 'text/javascript; charset=utf-8']] as const].map(
+    ([assetPath, [, contentType]]): RouteDoc => ({
+      method: 'get',
+      path: assetPath,
+      tag: 'Assets',
+      summary: "A page's static file",
+      answers: [
+        { status: 200, description: 'The file (ETag; 304 to If-None-Match).', mediaType: contentType.split(';')[0] ?? contentType },
+        { status: 304, description: 'Not modified.' },
+      ],
+    }),
+  ),
+  ...docsRouteDocs,
+];
