@@ -88,7 +88,7 @@ describe('GET /api/openapi.json (DESIGN §9.6)', () => {
       for (const { fullPath, doc } of readingBodies) {
         const path = fullPath.replace(':id', randomUUID()).replace(':provider', 'github');
         // A JSON array is no route's body: refused 400 before any work, whatever the route.
-        const adminKey = fullPath.startsWith('/api/admin/') ? { authorization: `Bearer ${ADMIN_KEY}` } : {};
+        const adminKey: Record<string, string> = fullPath.startsWith('/api/admin/') ? { authorization: `Bearer ${ADMIN_KEY}` } : {};
         const response = await t.request(doc.method.toUpperCase(), path, { body: '[]', headers: { 'content-type': 'application/json', ...adminKey }, cookie });
         const key = `${doc.method.toUpperCase()} ${fullPath}`;
         expect(seen.has(key), `${key} read no body (answered ${response.status})`).toBe(true);
