@@ -9,6 +9,7 @@ import type { ConsumedSignInStore } from './oauth/store.js';
 import type { Stores } from './stores.js';
 
 export interface BackgroundTasks {
+  /** Runs `task` after the current turn of the event loop (never before an answer being sent now). */
   run(name: string, task: () => Promise<unknown>): void;
   settle(): Promise<void>;
 }
@@ -17,7 +18,12 @@ export function createBackgroundTasks(logger: Logger): BackgroundTasks {
   const running = new Set<Promise<unknown>>();
   return {
     run(name, task) {
-      const promise = task()
+      // Started from setImmediate, once the current request's answer has been written: on SQLite a
+      // query runs on this thread, and begun at once it would run before the answer went out,
+      // making an answer that must not depend on the task (the reset and sign-in-by-email
+      // requests) wait for it.
+      const promise = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(task)
         .catch((error: unknown) => logger.error({ err: error, task: name }, 'background task failed'))
         .finally(() => running.delete(promise));
       running.add(promise);

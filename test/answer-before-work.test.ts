@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { STRONG_PASSWORD, createTestGatehouse, type TestGatehouse } from './support/harness.js';
+import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 import { postgresUrl, redisUrl } from './support/services.js';
 import { TcpRelay } from './support/tcp-relay.js';
 
@@ -53,4 +53,33 @@ describe.skipIf(postgresUrl === null || redisUrl === null)('answers that come be
       }
     },
   );
+});
+
+/**
+ * The same rule where the database runs on the server's own thread (SQLite): the work starts only
+ * once the answer is out, so none of it — the lookup, the token, the email, the audit row — can
+ * make the answer for a known address later than for an unknown one.
+ */
+describeEachDialect('answers that come before their work', (dialect) => {
+  test('a reset request and an email sign-in request have done none of their work when they answer; all of it once the background settles', async () => {
+    const g = await createTestGatehouse(dialect);
+    try {
+      expect((await g.request('POST', '/api/auth/register', { json: { email: 'known@example.com', password: STRONG_PASSWORD } })).status).toBe(201);
+      const resetRequested = async () =>
+        (await g.gatehouse.stores.audit.listRecentEvents(50)).filter((event) => event.metadata.reason === 'password_reset_requested').length;
+      for (const email of ['known@example.com', 'unknown@example.com']) {
+        const before = await resetRequested();
+        expect((await g.request('POST', '/api/auth/password-reset/request', { json: { email } })).status).toBe(200);
+        expect(await resetRequested(), email).toBe(before);
+        await g.gatehouse.deliverQueuedEmails();
+        expect(await resetRequested(), email).toBe(before + 1);
+      }
+      expect((await g.request('POST', '/api/auth/email-sign-in/request', { json: { email: 'known@example.com' } })).status).toBe(200);
+      expect(await g.gatehouse.stores.emailSignIns.findEmailSignInByEmail('known@example.com')).toBeNull();
+      await g.gatehouse.deliverQueuedEmails();
+      expect(await g.gatehouse.stores.emailSignIns.findEmailSignInByEmail('known@example.com')).not.toBeNull();
+    } finally {
+      await g.close();
+    }
+  });
 });
