@@ -91,6 +91,36 @@ describe.skipIf(redisUrl === null)('limits in Redis', () => {
     expect((await register(other, 'three@example.com')).status).toBe(201);
   });
 
+  test('an address refused once is refused again by that instance without asking Redis, until the window ends; the other instance asks and refuses', async () => {
+    const keyPrefix = prefix();
+    const env = { REDIS_KEY_PREFIX: keyPrefix, RATE_LIMIT_LOGIN: '2/15m' };
+    const a = await start(env);
+    const b = await start(env);
+    const redis = new Redis(redisUrl!);
+    cleanups.push(async () => void (await redis.quit()));
+    for (let i = 1; i <= 2; i++) expect((await login(a, `u${i}@example.com`, WRONG)).status).toBe(401);
+    expect((await login(a, 'u3@example.com', WRONG)).status).toBe(429);
+    const [counter, ...others] = await redis.keys(`${keyPrefix}:rate:login:*`);
+    expect(others).toEqual([]);
+    expect(await redis.get(counter!)).toBe('3');
+    for (let i = 4; i <= 8; i++) {
+      const refused = await login(a, `u${i}@example.com`, WRONG);
+      expect(refused.status).toBe(429);
+      expect((await refused.json()).error).toBe('rate_limited');
+    }
+    // Refused from a's memory: the shared count was not asked again.
+    expect(await redis.get(counter!)).toBe('3');
+    // b asks Redis, whose count refuses it too.
+    expect((await login(b, 'u9@example.com', WRONG)).status).toBe(429);
+    expect(await redis.get(counter!)).toBe('4');
+    // Every refusal is in the trail, from memory or not.
+    const refusals = (await a.gatehouse.stores.audit.listRecentEvents(50)).filter((event) => event.metadata.reason === 'rate_limited');
+    expect(refusals).toHaveLength(6);
+    // The window ends by the clock: the address counts afresh.
+    a.clock.advance(15 * 60_000);
+    expect((await login(a, 'u10@example.com', WRONG)).status).toBe(401);
+  });
+
   test('the counters are in Redis under the key prefix, with an expiry, and hold no email', async () => {
     const keyPrefix = prefix();
     const g = await start({ REDIS_KEY_PREFIX: keyPrefix });

@@ -1,5 +1,9 @@
 /** Rate limits per client IP (SPEC §8): boundaries, Retry-After, expiry by the clock, configuration. */
-import { afterEach, expect, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
+import { loadConfig } from '../src/config.js';
+import { openLimiterBackend } from '../src/limits/limiter-backend.js';
+import { createRateLimits } from '../src/limits/rate-limits.js';
+import { createLogger } from '../src/logger.js';
 import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 describeEachDialect('rate limits', (dialect) => {
@@ -175,5 +179,44 @@ describeEachDialect('rate limits', (dialect) => {
     expect(new Set(failures.map((event) => event.metadata.email)).size).toBe(120);
     expect(failures.filter((event) => event.metadata.reason === 'rate_limited')).toHaveLength(110);
     expect(failures.every((event) => event.ip === '198.51.100.7')).toBe(true);
+  });
+});
+
+describe('refusals remembered by the instance (src/limits/rate-limits.ts)', () => {
+  test('a subject refused once is refused again from memory until its window ends, with the same Retry-After; others still count', async () => {
+    const backend = await openLimiterBackend({
+      redisUrl: null,
+      redisTimeoutMs: 1000,
+      postgresPool: null,
+      keyPrefix: 'memory',
+      logger: createLogger({ level: 'silent' }),
+    });
+    const refusedNames: string[] = [];
+    const limits = createRateLimits(
+      backend,
+      { ...loadConfig({ JWT_SECRET: 'x'.repeat(32) }).rateLimits, login: { points: 1, durationSeconds: 60 } },
+      {
+        onRefused: (name) => refusedNames.push(name),
+      },
+    );
+    const ip = { ip: '198.51.100.30' };
+    const at = (seconds: number): Date => new Date(Date.UTC(2026, 10, 24, 9, 0, seconds));
+    expect(limits.refusedAlready('login', ip, at(0))).toBeNull();
+    await limits.consume('login', ip, at(0));
+    // Over the limit, but not refused yet: the store decides the first refusal.
+    expect(limits.refusedAlready('login', ip, at(1))).toBeNull();
+    await expect(limits.consume('login', ip, at(1))).rejects.toMatchObject({ status: 429, code: 'rate_limited', retryAfterSeconds: 59 });
+    const again = limits.refusedAlready('login', ip, at(20));
+    expect(again).toMatchObject({ status: 429, code: 'rate_limited', retryAfterSeconds: 40 });
+    await expect(limits.consume('login', ip, at(30))).rejects.toMatchObject({ code: 'rate_limited', retryAfterSeconds: 30 });
+    // Each refusal is counted, from memory or not (the metrics' rate-limit refusals).
+    expect(refusedNames).toEqual(['login', 'login', 'login']);
+    // Another address, and another limit of the same address, count on their own.
+    await limits.consume('login', { ip: '198.51.100.31' }, at(30));
+    await limits.consume('register', ip, at(30));
+    // The window ends: the address starts afresh.
+    expect(limits.refusedAlready('login', ip, at(60))).toBeNull();
+    await limits.consume('login', ip, at(60));
+    await backend.close();
   });
 });

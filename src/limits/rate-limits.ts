@@ -14,10 +14,18 @@
  * Windows are aligned to the epoch (fixed-window.ts says why), so a client can at most spend
  * a window's allowance at its end and another at the next one's start: twice the limit over a
  * short span, never more.
+ *
+ * A subject refused once is refused again from this instance's memory until its window ends,
+ * without asking the store: within a window a count only grows (nothing takes a request back),
+ * so a subject over its limit stays over it, on every instance, and the answer is the store's
+ * own. A flood over its limit then costs no store call at all (docs/performance.md).
+ * rate-limiter-flexible's in-memory block does the same on the wall clock rather than the
+ * injected one, and only behind a promise; `refusedAlready` lets a flow refuse before it asks
+ * the store anything else (the login's lock reads).
  */
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitName, RateLimitRule } from '../config.js';
-import { tooManyRequests } from '../errors.js';
+import { tooManyRequests, type AppError } from '../errors.js';
 import { fixedWindowAt, secondsUntil } from './fixed-window.js';
 import type { Limiter, LimiterBackend } from './limiter-backend.js';
 import { subjectKey, type LimitSubject } from './subject.js';
@@ -25,7 +33,18 @@ import { subjectKey, type LimitSubject } from './subject.js';
 export interface RateLimits {
   /** Counts one request of `subject` against `name`; throws 429 `rate_limited` past the limit. */
   consume(name: RateLimitName, subject: LimitSubject, now: Date): Promise<void>;
+  /**
+   * The 429 to throw when this instance has already refused `subject` in the current window of
+   * `name` (counted as a refusal; the store is not asked); null otherwise, and `consume` decides.
+   */
+  refusedAlready(name: RateLimitName, subject: LimitSubject, now: Date): AppError | null;
 }
+
+/**
+ * At most this many refused subjects are remembered at once (about 1 MB): past it, expired ones
+ * are dropped, and while it stays full a refusal is simply asked of the store again.
+ */
+const MAX_REMEMBERED_REFUSALS = 10_000;
 
 export interface RateLimitOptions {
   /** Told of each refusal, by the limit's name (the metrics count them); must not throw. */
@@ -41,19 +60,45 @@ export function createRateLimits(backend: LimiterBackend, rules: Readonly<Record
     });
   }
 
+  /** Refused subjects' counter keys (limit, subject, window) → the end of that window, in ms. */
+  const refused = new Map<string, number>();
+  const remember = (key: string, now: Date, endsAtMs: number): void => {
+    if (refused.size >= MAX_REMEMBERED_REFUSALS) {
+      for (const [known, until] of refused) if (until <= now.getTime()) refused.delete(known);
+      if (refused.size >= MAX_REMEMBERED_REFUSALS) return;
+    }
+    refused.set(key, endsAtMs);
+  };
+  const refusal = (name: RateLimitName, now: Date, endsAtMs: number): AppError => {
+    options.onRefused?.(name);
+    return tooManyRequests('rate_limited', 'Too many requests. Try again later.', secondsUntil(now, endsAtMs));
+  };
+  const counterOf = (name: RateLimitName, subject: LimitSubject, now: Date) => {
+    const entry = limiters.get(name);
+    if (entry === undefined) throw new Error(`unknown rate limit "${name}"`);
+    const window = fixedWindowAt(now, entry.rule.durationSeconds);
+    return { limiter: entry.limiter, key: `${subjectKey(subject)}:${window.index}`, endsAtMs: window.endsAtMs };
+  };
+  const refusedAlready = (name: RateLimitName, key: string, now: Date): AppError | null => {
+    const until = refused.get(`${name}|${key}`);
+    return until !== undefined && now.getTime() < until ? refusal(name, now, until) : null;
+  };
+
   return {
     async consume(name, subject, now) {
-      const entry = limiters.get(name);
-      if (entry === undefined) throw new Error(`unknown rate limit "${name}"`);
-      const window = fixedWindowAt(now, entry.rule.durationSeconds);
+      const { limiter, key, endsAtMs } = counterOf(name, subject, now);
+      const known = refusedAlready(name, key, now);
+      if (known !== null) throw known;
       try {
-        await entry.limiter.consume(`${subjectKey(subject)}:${window.index}`);
+        await limiter.consume(key);
       } catch (error) {
         // A RateLimiterRes is a refusal; anything else is a store failure with no insurance left.
         if (!(error instanceof RateLimiterRes)) throw error;
-        options.onRefused?.(name);
-        throw tooManyRequests('rate_limited', 'Too many requests. Try again later.', secondsUntil(now, window.endsAtMs));
+        remember(`${name}|${key}`, now, endsAtMs);
+        throw refusal(name, now, endsAtMs);
       }
     },
+
+    refusedAlready: (name, subject, now) => refusedAlready(name, counterOf(name, subject, now).key, now),
   };
 }

@@ -114,9 +114,12 @@ export async function loginWithPassword(
   const device = options.deviceToken === undefined ? null : readDeviceToken(deps.device.key, options.deviceToken, credentials.email);
   const subjects: LockSubject[] = device !== null ? [{ device: device.nonce }] : [{ email: credentials.email }, { ip: ctx.ip }];
 
-  // The rate limit is counted and the lock read at once: in Redis both go out in one round trip
-  // (limiter-backend.ts pipelines what is asked together), so a flood refused by either costs
-  // one. The rate limit decides first, as before.
+  // An address this instance already refused in this window is refused again before any store
+  // is asked (rate-limits.ts): a flood over the limit reads no lock either.
+  const refusedAlready = deps.limits.refusedAlready('login', { ip: ctx.ip }, ctx.now);
+  if (refusedAlready !== null) return refuse('rate_limited', refusedAlready);
+  // Otherwise the rate limit is counted and the lock read at once: in Redis both go out in one
+  // round trip (limiter-backend.ts pipelines what is asked together). The rate limit decides first.
   const [rateLimit, locked] = await Promise.allSettled([
     deps.limits.consume('login', { ip: ctx.ip }, ctx.now),
     deps.loginLock.lockedForSeconds(subjects, ctx.now),
