@@ -1,4 +1,4 @@
-/** Rows written together (src/db/write-batcher.ts): one write per turn of the event loop, split at the batch size, a failure reported to each caller of its batch only. */
+/** Rows written together (src/db/write-batcher.ts): one write per turn of the event loop, or per write in flight (group commit), split at the batch size, a failure reported to each caller of its batch only. */
 import { expect, test } from 'vitest';
 import { createWriteBatcher } from '../src/db/write-batcher.js';
 
@@ -8,6 +8,28 @@ test('rows asked for in one turn are written by one call, in order; a later turn
   await Promise.all([1, 2, 3].map((row) => batcher.write(row)));
   await batcher.write(4);
   expect(writes).toEqual([[1, 2, 3], [4]]);
+});
+
+test('rows asked for while a write is in flight wait for it, then go together in the next one', async () => {
+  const writes: number[][] = [];
+  let finishFirst = (): void => {};
+  const batcher = createWriteBatcher<number>(async (rows) => {
+    writes.push([...rows]);
+    if (writes.length === 1) await new Promise<void>((resolve) => (finishFirst = resolve));
+  }, 100);
+  const first = batcher.write(1);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(writes).toEqual([[1]]);
+  // Three more turns while the first write is still on its way: none of them writes.
+  const later: Promise<void>[] = [];
+  for (const row of [2, 3, 4]) {
+    later.push(batcher.write(row));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  expect(writes).toEqual([[1]]);
+  finishFirst();
+  await Promise.all([first, ...later]);
+  expect(writes).toEqual([[1], [2, 3, 4]]);
 });
 
 test('a turn with more rows than the batch size is written in several calls', async () => {

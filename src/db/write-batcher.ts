@@ -1,10 +1,14 @@
 /**
- * @module Rows written together: every row asked for in one turn of the event loop goes into the
- * database in one multi-row INSERT, sent from setImmediate once the turn's requests have all
- * asked. Each caller's promise settles when its batch is written (or fails with the batch's
- * error), so an answer that awaits its row is still sent only once the row is stored: nothing is
- * lost that an answer claimed, and a flood of requests pays one statement per turn instead of one
- * per request (docs/performance.md).
+ * @module Rows written together (group commit): while one multi-row INSERT is on its way, the
+ * rows asked for meanwhile wait, and go together in the next one as soon as it returns. With
+ * nothing in flight, the rows asked for in one turn of the event loop leave at once, from
+ * setImmediate, once the turn's requests have all asked. So a quiet server writes each row
+ * straight away, and a flood pays one statement per round trip to the database, however many
+ * rows it brings, instead of one per turn or per request (docs/performance.md).
+ *
+ * Each caller's promise settles when its batch is written (or fails with the batch's error), so
+ * an answer that awaits its row is still sent only once the row is stored: nothing is lost that
+ * an answer claimed.
  */
 
 export interface WriteBatcher<T> {
@@ -21,6 +25,7 @@ interface Pending<T> {
 export function createWriteBatcher<T>(writeRows: (rows: readonly T[]) => Promise<void>, maxBatchSize: number): WriteBatcher<T> {
   let queue: Pending<T>[] = [];
   let scheduled = false;
+  let writing = false;
 
   const writeBatch = async (batch: readonly Pending<T>[]): Promise<void> => {
     try {
@@ -31,20 +36,25 @@ export function createWriteBatcher<T>(writeRows: (rows: readonly T[]) => Promise
     }
   };
 
-  const flush = (): void => {
+  const flush = async (): Promise<void> => {
     scheduled = false;
-    const taken = queue;
-    queue = [];
-    for (let start = 0; start < taken.length; start += maxBatchSize) void writeBatch(taken.slice(start, start + maxBatchSize));
+    if (writing) return;
+    writing = true;
+    while (queue.length > 0) {
+      const batch = queue.slice(0, maxBatchSize);
+      queue = queue.slice(batch.length);
+      await writeBatch(batch);
+    }
+    writing = false;
   };
 
   return {
     write(row) {
       return new Promise<void>((resolve, reject) => {
         queue.push({ row, resolve, reject });
-        if (!scheduled) {
+        if (!scheduled && !writing) {
           scheduled = true;
-          setImmediate(flush);
+          setImmediate(() => void flush());
         }
       });
     },
