@@ -1,7 +1,8 @@
 /** @module AuditStore over Kysely. */
-import type { Insertable, Kysely } from 'kysely';
+import { CompiledQuery, type Insertable, type Kysely } from 'kysely';
 import type { AuditEvent, AuditMetadata, AuditStore } from '../audit/audit-log.js';
 import type { AuditEventsTable, Database } from './schema.js';
+import { keepPrepared } from './prepared-statements.js';
 import { createWriteBatcher } from './write-batcher.js';
 
 // Column widths from the migration: an over-long header is cut, never refused.
@@ -24,6 +25,16 @@ function toRow(event: AuditEvent): Insertable<AuditEventsTable> {
   };
 }
 
+/**
+ * PostgreSQL: a batch of any size is one statement of fixed text, each column an array, run as a
+ * named prepared statement (prepared-statements.ts): nothing to build or parse per batch. A
+ * multi-row VALUES would be a new statement text for every batch size.
+ */
+const INSERT_ROWS_POSTGRES = keepPrepared(
+  'insert into audit_events (event_type, user_id, ip, user_agent, metadata, created_at) ' +
+    'select * from unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::text[], $6::bigint[])',
+);
+
 export interface AuditStoreOptions {
   /**
    * Events recorded in the same turn of the event loop are written by one INSERT
@@ -33,10 +44,16 @@ export interface AuditStoreOptions {
   batchWrites?: boolean;
 }
 
-export function createAuditStore(db: Kysely<Database>, options: AuditStoreOptions = {}): AuditStore {
-  const insertRows = async (rows: readonly Insertable<AuditEventsTable>[]): Promise<void> => {
-    await db.insertInto('audit_events').values(rows).execute();
-  };
+export function createAuditStore(db: Kysely<Database>, dialect: 'sqlite' | 'postgres', options: AuditStoreOptions = {}): AuditStore {
+  const insertRows =
+    dialect === 'postgres'
+      ? async (rows: readonly Insertable<AuditEventsTable>[]): Promise<void> => {
+          const columns = (['event_type', 'user_id', 'ip', 'user_agent', 'metadata', 'created_at'] as const).map((column) => rows.map((row) => row[column]));
+          await db.executeQuery(CompiledQuery.raw(INSERT_ROWS_POSTGRES, columns));
+        }
+      : async (rows: readonly Insertable<AuditEventsTable>[]): Promise<void> => {
+          await db.insertInto('audit_events').values(rows).execute();
+        };
   const batcher = options.batchWrites ? createWriteBatcher(insertRows, MAX_ROWS_PER_INSERT) : null;
   return {
     async recordEvent(event) {

@@ -19,7 +19,7 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
     const stores: Stores = {
       users: createUserStore(executor, dialect),
       sessions: createSessionStore(executor, { batchLookups: dialect === 'postgres' && !inTransaction }),
-      audit: createAuditStore(executor, { batchWrites: !inTransaction }),
+      audit: createAuditStore(executor, dialect, { batchWrites: !inTransaction }),
       verificationTokens: createVerificationTokenStore(executor, dialect),
       resetTokens: createResetTokenStore(executor, dialect),
       outbox: createOutboxStore(executor, dialect),
