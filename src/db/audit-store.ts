@@ -37,8 +37,9 @@ const INSERT_ROWS_POSTGRES = keepPrepared(
 
 export interface AuditStoreOptions {
   /**
-   * Events recorded in the same turn of the event loop are written by one INSERT
-   * (write-batcher.ts); each caller still waits until its row is stored. Not inside a
+   * Events recorded together are written by one INSERT (write-batcher.ts: those of one turn of
+   * the event loop, or all that arrive while an INSERT is in flight); each caller still waits
+   * until its row is stored. Not inside a
    * transaction, whose rows must commit or roll back with it.
    */
   batchWrites?: boolean;
