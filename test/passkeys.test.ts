@@ -16,6 +16,7 @@ const LOGIN_CHALLENGE = 'gatehouse_passkey';
 const REGISTER_CHALLENGE = 'gatehouse_passkey_reg';
 const ORIGIN = 'http://localhost:3000';
 const KEY = randomBytes(32).toString('base64');
+const ADMIN_KEY = 'passkey-test-admin-key-0123456789abcdef';
 
 describeEachDialect('passkeys (DESIGN §9.4)', (dialect) => {
   let t: TestGatehouse;
@@ -31,6 +32,7 @@ describeEachDialect('passkeys (DESIGN §9.4)', (dialect) => {
         RATE_LIMIT_MFA_VERIFY: '1000/15m',
         RATE_LIMIT_PASSKEY_LOGIN: '1000/15m',
         APP_NAME: 'Acme',
+        ADMIN_API_KEY: ADMIN_KEY,
       },
     });
     cookie = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email: 'ana@example.com', password: STRONG_PASSWORD } }), SESSION)!;
@@ -276,6 +278,30 @@ describeEachDialect('passkeys (DESIGN §9.4)', (dialect) => {
       const response = await t.request('POST', '/api/auth/passkeys/login/verify', { json: body });
       expect(await failure(response)).toEqual([400, 'validation_error']);
     }
+  });
+
+  test('a disabled account: the proved passkey gets 403 account_disabled and a login_failure row; nothing of the sign-in is spent', async () => {
+    expect((await addPasskey()).response.status).toBe(200);
+    const adminCall = (action: 'disable' | 'enable') =>
+      t.request('POST', `/api/admin/users/${userId}/${action}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+    expect((await adminCall('disable')).status).toBe(200);
+    const before = (await t.gatehouse.stores.passkeys.listUserPasskeys(userId))[0]!;
+    const lastLoginBefore = (await t.gatehouse.stores.users.findUserById(userId))!.lastLoginAt;
+
+    t.clock.advance(60_000);
+    const refused = await signIn();
+    expect(await failure(refused)).toEqual([403, 'account_disabled']);
+    expect(cookieFrom(refused, SESSION)).toBeUndefined();
+    const row = (await t.gatehouse.stores.audit.listRecentEvents(50)).find((event) => event.type === 'login_failure')!;
+    expect([row.userId, row.metadata]).toEqual([userId, { method: 'passkey', reason: 'account_disabled', email: 'ana@example.com', passkeyId: before.id }]);
+    const after = (await t.gatehouse.stores.passkeys.listUserPasskeys(userId))[0]!;
+    expect([after.counter, after.lastUsedAt]).toEqual([before.counter, before.lastUsedAt]);
+    expect((await t.gatehouse.stores.users.findUserById(userId))!.lastLoginAt).toEqual(lastLoginBefore);
+
+    // A passkey that does not prove itself is still 401: a stranger learns nothing of the account.
+    expect(await failure(await signIn(authenticator, { badSignature: true }))).toEqual([401, 'passkey_invalid']);
+    expect((await adminCall('enable')).status).toBe(200);
+    expect((await signIn()).status).toBe(200);
   });
 
   test('the options and the verification both count toward RATE_LIMIT_PASSKEY_LOGIN per IP: 429 after the limit', async () => {

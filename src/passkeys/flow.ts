@@ -9,14 +9,15 @@
  * challenge is spent by the first verification that presents it, on any instance. A sign-in is
  * refused, with 401 and a `login_failure` row, for a missing, expired or spent challenge
  * (`passkey_challenge_invalid`), and for an unknown credential, another origin, a bad signature
- * or a signature counter that did not grow (`passkey_invalid`); every step is counted by the
+ * or a signature counter that did not grow (`passkey_invalid`); a proved passkey of a disabled
+ * account gets 403 `account_disabled` and the same row; every step is counted by the
  * per-IP limit RATE_LIMIT_PASSKEY_LOGIN. A passkey is a way into the account: the last one of an
  * account without a password or a provider cannot be removed.
  */
 import { randomUUID } from 'node:crypto';
 import { reauthenticate, type ReauthDeps } from '../account/reauthenticate.js';
 import { recordAudit } from '../audit/record.js';
-import { badRequest, conflict, notFound, unauthorized, type AppError } from '../errors.js';
+import { accountDisabled, badRequest, conflict, notFound, unauthorized, type AppError } from '../errors.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { ConsumedSignInStore } from '../oauth/store.js';
 import type { RandomReader } from '../random.js';
@@ -323,6 +324,17 @@ export async function finishPasskeyLogin(
   } catch (error) {
     if (error instanceof Error && error.name === 'AppError') throw error;
     throw await refuse(reasonOf(error), user, passkey);
+  }
+  // A disabled account is refused once the passkey is proved (so the answer says nothing to a
+  // stranger) and before anything of the sign-in is spent or recorded: no counter, no last login.
+  if (user.disabledAt !== null) {
+    await recordAudit(deps.stores.audit, ctx, 'login_failure', user.id, {
+      method: PASSKEY_METHOD,
+      reason: 'account_disabled',
+      email: user.email,
+      passkeyId: passkey.id,
+    });
+    throw accountDisabled();
   }
   // Of two sign-ins with one counter value (a cloned authenticator, a replay on another instance), one wins.
   if (!(await deps.stores.passkeys.usePasskey(passkey.id, passkey.counter, verifiedCounter, ctx.now))) throw await refuse('counter_regression', user, passkey);
