@@ -167,7 +167,18 @@ describeEachDialect('admin API (DESIGN §9.6)', (dialect) => {
     expect((await json(await admin('GET', '/users?query=%25'))).users).toEqual([]);
     expect((await json(await admin('GET', `/users?query=${ids[3]}`))).users.map((u: { id: string }) => u.id)).toEqual([ids[3]]);
     expect((await json(await admin('GET', '/users?limit=100'))).users).toHaveLength(9);
-    for (const bad of ['limit=0', 'limit=101', 'limit=ten', 'limit=-1', 'cursor=not-a-cursor', `cursor=${Buffer.from('[1,"x"]').toString('base64url')}`]) {
+    for (const bad of [
+      'limit=0',
+      'limit=101',
+      'limit=ten',
+      'limit=-1',
+      'cursor=not-a-cursor',
+      `cursor=${Buffer.from('[1,"x"]').toString('base64url')}`,
+      'query=ana%00',
+      'query=%01',
+      'query=a%1Bb',
+      'query=%7F',
+    ]) {
       const response = await admin('GET', `/users?${bad}`);
       expect(await errorOf(response)).toEqual([400, 'validation_error']);
     }

@@ -243,6 +243,7 @@ for (const target of targets) {
         ['users', 'list', '--limit', '0'],
         ['users', 'list', '--limit', 'lots'],
         ['users', 'list', '--cursor', 'garbage'],
+        ['users', 'list', '--query', 'ana\u001b[2J'],
         ['users', 'list', '--bogus'],
         ['users', 'list', 'extra'],
         ['users', 'show'],

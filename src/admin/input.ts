@@ -30,7 +30,14 @@ const isoTime = z
   .optional();
 
 export const userListQuery = z.object({
-  query: z.string().trim().max(320, 'must be at most 320 characters').optional(),
+  // Control characters are in no email or id; a NUL byte is an error in PostgreSQL, not a miss.
+  query: z
+    .string()
+    .trim()
+    .max(320, 'must be at most 320 characters')
+    // eslint-disable-next-line no-control-regex
+    .refine((text) => !/[\u0000-\u001f\u007f]/.test(text), 'must not hold control characters')
+    .optional(),
   limit,
   cursor,
 });
