@@ -20,7 +20,7 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 export async function startServer(env, { onOutput, cli = CLI } = {}) {
   const started = performance.now();
   // The same flags as `npm start` (package.json).
-  const child = spawn(process.execPath, ['--max-semi-space-size=2', cli, 'serve'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=2', '--heap-growing-percent=50', cli, 'serve'], {
     // ENV_FILE=/dev/null: a developer's own ./.env never changes what is measured.
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', ENV_FILE: '/dev/null', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
