@@ -341,6 +341,33 @@ function postgresBackend(connectionString) {
 const cores = os.availableParallelism();
 console.error(`Gatehouse benchmark — ${cores} cores, ${os.cpus()[0]?.model ?? 'unknown CPU'}, Node ${process.version}`);
 
+/**
+ * What this machine does in this run without Gatehouse: plain node:http answering a fixed JSON
+ * body, loaded the same way (32 connections). A shared machine's speed drifts by a factor of two
+ * from one hour to the next; this line, measured before and after the runs, says how fast it was
+ * for the figures below, which are compared within one run only.
+ */
+async function machineReference() {
+  const server = spawn(
+    process.execPath,
+    [
+      '-e',
+      "require('node:http').createServer((q, s) => { s.writeHead(200, { 'content-type': 'application/json' }); s.end('{\"ok\":true}'); }).listen(0, '127.0.0.1', function () { console.log(this.address().port); })",
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  try {
+    const port = await new Promise((resolve) => server.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
+    const spec = { url: `http://127.0.0.1:${port}`, path: '/', connections: 32 };
+    await warmUp(spec);
+    return (await load({ ...spec, duration: Math.min(SECONDS, 5) })).statuses['2xx'] / Math.min(SECONDS, 5);
+  } finally {
+    server.kill('SIGTERM');
+  }
+}
+
+console.error('[machine] plain node:http, before the runs');
+const referenceBefore = await machineReference();
 const runs = [];
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-bench-'));
 try {
@@ -377,6 +404,8 @@ try {
 } finally {
   fs.rmSync(dir, { recursive: true, force: true });
 }
+console.error('[machine] plain node:http, after the runs');
+const referenceAfter = await machineReference();
 
 // ---------------------------------------------------------------------------------------------
 
@@ -489,7 +518,10 @@ const verdict = (row, figures) => {
   const met = row.target && row.ok ? row.ok(figures) : null;
   return met === null ? '' : met ? 'met' : '**NOT MET**';
 };
-console.log(`\nGatehouse benchmark — ${cores} cores, Node ${process.version}, ${new Date().toISOString()}\n`);
+console.log(`\nGatehouse benchmark — ${cores} cores, Node ${process.version}, ${new Date().toISOString()}`);
+console.log(
+  `This machine in this run: plain node:http answers ${fmt(referenceBefore)}/s before the runs and ${fmt(referenceAfter)}/s after (fixed JSON, 32 connections).\n`,
+);
 console.log(`| measure | ${runs.map((run) => run.label).join(' | ')} | ${runs.length > 1 ? 'ratio PostgreSQL / SQLite | ' : ''}target |`);
 console.log(`|---|${runs.map(() => '---|').join('')}${runs.length > 1 ? '---|' : ''}---|`);
 for (const row of rows) {
