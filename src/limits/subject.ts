@@ -2,12 +2,13 @@
  * @module Who a counter counts: a client IP, an email, a user or a device. Store keys hold a
  * SHA-256 of the subject, never the email itself, so Redis and PostgreSQL keep no addresses.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export type LimitSubject = { ip: string } | { email: string } | { userId: string } | { device: string };
 
 export function subjectKey(subject: LimitSubject): string {
   const [kind, value] = Object.entries(subject)[0] as [string, string];
-  // 128 bits of the hash: collisions are out of reach, keys stay short.
-  return `${kind}:${createHash('sha256').update(`${kind}:${value}`, 'utf8').digest('base64url').slice(0, 22)}`;
+  // 128 bits of the hash: collisions are out of reach, keys stay short. One-shot (no Hash object):
+  // every limited request computes at least one, a refused one included.
+  return `${kind}:${hash('sha256', `${kind}:${value}`, 'base64url').slice(0, 22)}`;
 }
