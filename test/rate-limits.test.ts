@@ -219,4 +219,27 @@ describe('refusals remembered by the instance (src/limits/rate-limits.ts)', () =
     await limits.consume('login', ip, at(60));
     await backend.close();
   });
+
+  test('at most 10,000 refused subjects are remembered: the oldest is forgotten first, and asked of the store again', async () => {
+    const backend = await openLimiterBackend({
+      redisUrl: null,
+      redisTimeoutMs: 1000,
+      postgresPool: null,
+      keyPrefix: 'memory',
+      logger: createLogger({ level: 'silent' }),
+    });
+    const limits = createRateLimits(backend, { ...loadConfig({ JWT_SECRET: 'x'.repeat(32) }).rateLimits, login: { points: 1, durationSeconds: 3600 } });
+    const now = new Date(Date.UTC(2026, 10, 24, 9, 0, 0));
+    const address = (i: number) => ({ ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` });
+    for (let i = 0; i <= 10_000; i++) {
+      await limits.consume('login', address(i), now);
+      await expect(limits.consume('login', address(i), now)).rejects.toMatchObject({ code: 'rate_limited' });
+    }
+    expect(limits.refusedAlready('login', address(0), now)).toBeNull();
+    expect(limits.refusedAlready('login', address(1), now)).toMatchObject({ code: 'rate_limited' });
+    expect(limits.refusedAlready('login', address(10_000), now)).toMatchObject({ code: 'rate_limited' });
+    // Forgotten, not forgiven: the store still refuses it.
+    await expect(limits.consume('login', address(0), now)).rejects.toMatchObject({ code: 'rate_limited' });
+    await backend.close();
+  });
 });

@@ -41,8 +41,8 @@ export interface RateLimits {
 }
 
 /**
- * At most this many refused subjects are remembered at once (about 1 MB): past it, expired ones
- * are dropped, and while it stays full a refusal is simply asked of the store again.
+ * At most this many refused subjects are remembered at once (about 1 MB): past it, the one
+ * remembered longest is forgotten, and its next request is asked of the store again.
  */
 const MAX_REMEMBERED_REFUSALS = 10_000;
 
@@ -60,13 +60,14 @@ export function createRateLimits(backend: LimiterBackend, rules: Readonly<Record
     });
   }
 
-  /** Refused subjects' counter keys (limit, subject, window) → the end of that window, in ms. */
+  /**
+   * Refused subjects' counter keys (limit, subject, window) → the end of that window, in ms, in
+   * the order they were refused. An expired entry goes when it is next read; a full map forgets
+   * its oldest (a constant cost per refusal, however many subjects a distributed flood brings).
+   */
   const refused = new Map<string, number>();
-  const remember = (key: string, now: Date, endsAtMs: number): void => {
-    if (refused.size >= MAX_REMEMBERED_REFUSALS) {
-      for (const [known, until] of refused) if (until <= now.getTime()) refused.delete(known);
-      if (refused.size >= MAX_REMEMBERED_REFUSALS) return;
-    }
+  const remember = (key: string, endsAtMs: number): void => {
+    if (refused.size >= MAX_REMEMBERED_REFUSALS) refused.delete(refused.keys().next().value as string);
     refused.set(key, endsAtMs);
   };
   const refusal = (name: RateLimitName, now: Date, endsAtMs: number): AppError => {
@@ -79,26 +80,30 @@ export function createRateLimits(backend: LimiterBackend, rules: Readonly<Record
     const window = fixedWindowAt(now, entry.rule.durationSeconds);
     return { limiter: entry.limiter, key: `${subjectKey(subject)}:${window.index}`, endsAtMs: window.endsAtMs };
   };
-  const refusedAlready = (name: RateLimitName, key: string, now: Date): AppError | null => {
-    const until = refused.get(`${name}|${key}`);
-    return until !== undefined && now.getTime() < until ? refusal(name, now, until) : null;
+  const rememberedRefusal = (name: RateLimitName, key: string, now: Date): AppError | null => {
+    const rememberedKey = `${name}|${key}`;
+    const until = refused.get(rememberedKey);
+    if (until === undefined) return null;
+    if (now.getTime() < until) return refusal(name, now, until);
+    refused.delete(rememberedKey);
+    return null;
   };
 
   return {
     async consume(name, subject, now) {
       const { limiter, key, endsAtMs } = counterOf(name, subject, now);
-      const known = refusedAlready(name, key, now);
-      if (known !== null) throw known;
+      const remembered = rememberedRefusal(name, key, now);
+      if (remembered !== null) throw remembered;
       try {
         await limiter.consume(key);
       } catch (error) {
         // A RateLimiterRes is a refusal; anything else is a store failure with no insurance left.
         if (!(error instanceof RateLimiterRes)) throw error;
-        remember(`${name}|${key}`, now, endsAtMs);
+        remember(`${name}|${key}`, endsAtMs);
         throw refusal(name, now, endsAtMs);
       }
     },
 
-    refusedAlready: (name, subject, now) => refusedAlready(name, counterOf(name, subject, now).key, now),
+    refusedAlready: (name, subject, now) => rememberedRefusal(name, counterOf(name, subject, now).key, now),
   };
 }
