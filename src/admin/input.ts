@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { validationError } from '../errors.js';
 import { toValidationIssues } from '../http/json-body.js';
+import { hasControlCharacter } from '../plain-text.js';
 import type { UserCursor } from './store.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
@@ -35,8 +36,7 @@ export const userListQuery = z.object({
     .string()
     .trim()
     .max(320, 'must be at most 320 characters')
-    // eslint-disable-next-line no-control-regex
-    .refine((text) => !/[\u0000-\u001f\u007f]/.test(text), 'must not hold control characters')
+    .refine((text) => !hasControlCharacter(text), 'must not hold control characters')
     .optional(),
   limit,
   cursor,

@@ -29,6 +29,7 @@ import { recordAudit } from '../audit/record.js';
 import type { Envelope } from '../crypto/envelope.js';
 import { AppError, notFound } from '../errors.js';
 import { emailSchema } from '../password/rules.js';
+import { oneLine } from '../plain-text.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
@@ -204,14 +205,6 @@ function isSameState(presented: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]+/g;
-
-/** Provider text shown on our login page: printable, one line, short. */
-function plainText(text: string, maxChars: number): string {
-  return text.replace(CONTROL_CHARACTERS, ' ').trim().slice(0, maxChars);
-}
-
 export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, ctx: RequestContext): Promise<CallbackOutcome> {
   const { provider, secrets } = requireProvider(deps, input.providerId);
   const name = provider.displayName;
@@ -263,7 +256,7 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
 
   if (input.error !== undefined) {
     const providerError = toSafeErrorCode(input.error);
-    const description = input.errorDescription === undefined ? '' : plainText(input.errorDescription, 200);
+    const description = input.errorDescription === undefined ? '' : oneLine(input.errorDescription, 200);
     const message =
       providerError === 'access_denied'
         ? `The sign-in with ${name} was cancelled.`

@@ -23,6 +23,7 @@
 import type * as OpenIdClient from 'openid-client';
 import { systemClock } from '../../clock.js';
 import type { OidcProviderConfig } from '../../config.js';
+import { oneLine } from '../../plain-text.js';
 import { createBoundedFetch, type ProviderHTTPOptions } from '../http.js';
 import { PKCE_METHOD } from '../pkce.js';
 import { ProviderRequestError, toSafeErrorCode, type OAuthProvider, type ProviderFailure, type ProviderProfile, type ProviderTokens } from '../provider.js';
@@ -165,11 +166,12 @@ export function createOidcProvider({ id, displayName, config, http }: OidcProvid
       // source never vouches for an address from another.
       const email = typeof emailSource.email === 'string' ? emailSource.email.trim().toLowerCase() : '';
       const login = [userinfo.preferred_username, claims.preferred_username, email, userinfo.name, claims.name, claims.sub].find(
-        (value): value is string => typeof value === 'string' && plainLabel(value) !== '',
+        (value): value is string => typeof value === 'string' && oneLine(value, MAX_IDENTIFIER_CHARS) !== '',
       );
       return {
         providerUserId: claims.sub,
-        login: plainLabel(login ?? claims.sub),
+        // For audit rows and the account list: one printable line.
+        login: oneLine(login ?? claims.sub, MAX_IDENTIFIER_CHARS),
         email: email === '' ? null : email,
         // Only the boolean true verifies (not "true", not a missing claim): Microsoft, for one,
         // sends no email_verified, so its users are never linked by email.
@@ -221,14 +223,6 @@ function createDiscoveryCache(load: () => Promise<OpenIdClient.Configuration>, m
       }
     },
   };
-}
-
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]+/g;
-
-/** A provider's label for audit rows and the account list: one printable line, at most 255 characters. */
-function plainLabel(text: string): string {
-  return text.replace(CONTROL_CHARACTERS, ' ').trim().slice(0, MAX_IDENTIFIER_CHARS);
 }
 
 function idTokenError(reason: string, message: string): ProviderRequestError {
