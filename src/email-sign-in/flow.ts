@@ -17,7 +17,7 @@ import { recordAudit } from '../audit/record.js';
 import type { BackgroundTasks } from '../background.js';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
-import { AppError, accountDisabled, badRequest, tooManyRequests, unauthorized } from '../errors.js';
+import { AppError, badRequest, tooManyRequests, unauthorized } from '../errors.js';
 import type { LockSubject, LoginLock } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import { isSecondFactorRequired } from '../mfa/flow.js';
@@ -26,7 +26,7 @@ import { queueEmail } from '../outbox/queue.js';
 import { renderEmailSignInEmail } from '../outbox/templates.js';
 import { randomBytes, type RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
-import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
+import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
 import type { EmailSignInRecord } from './store.js';
@@ -259,10 +259,7 @@ async function finishSignIn(
   ctx: RequestContext,
   forgetFailures: () => Promise<void>,
 ): Promise<EmailSignInOutcome> {
-  if (user.disabledAt !== null) {
-    await recordAudit(deps.stores.audit, ctx, 'login_failure', user.id, { email: user.email, reason: 'account_disabled', method });
-    throw accountDisabled();
-  }
+  if (user.disabledAt !== null) await refuseDisabledSignIn(deps.stores.audit, ctx, user, { email: user.email, method });
   // As after a right password (mfa/flow.ts): the first factor does not clear the failed codes of a
   // 2FA account, so each new email buys no more authenticator guesses.
   if (await isSecondFactorRequired(deps, user.id)) return { kind: 'second_factor', user, method, returnTo };

@@ -17,12 +17,12 @@
 import { randomUUID } from 'node:crypto';
 import { reauthenticate, type ReauthDeps } from '../account/reauthenticate.js';
 import { recordAudit } from '../audit/record.js';
-import { accountDisabled, badRequest, conflict, notFound, unauthorized, type AppError } from '../errors.js';
+import { badRequest, conflict, notFound, unauthorized, type AppError } from '../errors.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { ConsumedSignInStore } from '../oauth/store.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
-import { issueSession, type IssuedSession, type SessionDeps, type ValidSession } from '../session/flow.js';
+import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps, type ValidSession } from '../session/flow.js';
 import type { User } from '../users/user.js';
 import { issuePasskeyChallenge, PASSKEY_CHALLENGE_LIFETIME_MS, readPasskeyChallenge, spentChallengeKey } from './challenge.js';
 import type { RelyingParty } from './relying-party.js';
@@ -327,15 +327,7 @@ export async function finishPasskeyLogin(
   }
   // A disabled account is refused once the passkey is proved (so the answer says nothing to a
   // stranger) and before anything of the sign-in is spent or recorded: no counter, no last login.
-  if (user.disabledAt !== null) {
-    await recordAudit(deps.stores.audit, ctx, 'login_failure', user.id, {
-      method: PASSKEY_METHOD,
-      reason: 'account_disabled',
-      email: user.email,
-      passkeyId: passkey.id,
-    });
-    throw accountDisabled();
-  }
+  if (user.disabledAt !== null) await refuseDisabledSignIn(deps.stores.audit, ctx, user, { method: PASSKEY_METHOD, email: user.email, passkeyId: passkey.id });
   // Of two sign-ins with one counter value (a cloned authenticator, a replay on another instance), one wins.
   if (!(await deps.stores.passkeys.usePasskey(passkey.id, passkey.counter, verifiedCounter, ctx.now))) throw await refuse('counter_regression', user, passkey);
 

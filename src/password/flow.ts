@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../audit/record.js';
 import { issueVerificationEmail, type IssuedLink, type VerificationDeps } from '../email-verification/flow.js';
-import { AppError, accountDisabled, conflict, tooManyRequests, unauthorized } from '../errors.js';
+import { AppError, conflict, tooManyRequests, unauthorized } from '../errors.js';
 import { issueDeviceToken, readDeviceToken } from '../limits/device-token.js';
 import type { LockSubject, LoginLock } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
@@ -14,7 +14,7 @@ import type { BackgroundTasks } from '../background.js';
 import { noticeAccountLocked, type LockNoticeDeps } from '../outbox/notices.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
-import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
+import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
 import { assertNotBreached, type BreachCheck } from './breach-check.js';
@@ -163,10 +163,7 @@ export async function loginWithPassword(
     }
     // Only after the right password, so the answer tells the state to nobody without it; before a
     // second factor is asked for. Not a failure of the lock: the password was right.
-    if (user.disabledAt !== null) {
-      await recordAudit(audit, ctx, 'login_failure', user.id, { email: credentials.email, reason: 'account_disabled', method: 'password' });
-      throw accountDisabled();
-    }
+    if (user.disabledAt !== null) await refuseDisabledSignIn(audit, ctx, user, { email: credentials.email, method: 'password' });
     // With a second factor to come, the right password clears nothing: otherwise knowing it would
     // reset the count of wrong codes at will (mfa/flow.ts clears it when the code is right).
     secondFactor = await isSecondFactorRequired(deps, user.id);

@@ -4,9 +4,12 @@
  * reset and account takeover defences revoke it immediately.
  */
 import { randomUUID } from 'node:crypto';
+import type { AuditMetadata, AuditStore } from '../audit/audit-log.js';
+import { recordAudit } from '../audit/record.js';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import { accountDisabled } from '../errors.js';
 import type { User } from '../users/user.js';
+import type { RequestContext } from '../request-context.js';
 import type { SessionStore } from './store.js';
 import type { SessionTokenCodec } from './token.js';
 
@@ -57,6 +60,16 @@ export async function issueSession(deps: SessionDeps, userId: string, client: Se
   if (!(await deps.sessions.createSession({ id, userId, tokenHash: sha256Hex(token), expiresAt, createdAt: now, ip, userAgent, methods })))
     throw accountDisabled();
   return { id, token, expiresAt };
+}
+
+/**
+ * The refusal of a proved sign-in to a disabled account, for the flows that check before
+ * `issueSession` (before they spend or record anything): its `login_failure` row with
+ * `reason: "account_disabled"` and the flow's own details, then 403 `account_disabled`.
+ */
+export async function refuseDisabledSignIn(audit: AuditStore, ctx: RequestContext, user: User, details: AuditMetadata): Promise<never> {
+  await recordAudit(audit, ctx, 'login_failure', user.id, { ...details, reason: 'account_disabled' });
+  throw accountDisabled();
 }
 
 export async function validateSessionToken(deps: Pick<SessionDeps, 'sessions' | 'tokens' | 'onSeen'>, token: string, now: Date): Promise<ValidSession | null> {
