@@ -23,9 +23,9 @@ interface Pending<T> {
 }
 
 export function createWriteBatcher<T>(writeRows: (rows: readonly T[]) => Promise<void>, maxBatchSize: number): WriteBatcher<T> {
-  let queue: Pending<T>[] = [];
-  let scheduled = false;
-  let writing = false;
+  const queue: Pending<T>[] = [];
+  /** A flush is scheduled or writing: rows pushed now are taken by it, nothing more to start. */
+  let flushing = false;
 
   const writeBatch = async (batch: readonly Pending<T>[]): Promise<void> => {
     try {
@@ -37,23 +37,16 @@ export function createWriteBatcher<T>(writeRows: (rows: readonly T[]) => Promise
   };
 
   const flush = async (): Promise<void> => {
-    scheduled = false;
-    if (writing) return;
-    writing = true;
-    while (queue.length > 0) {
-      const batch = queue.slice(0, maxBatchSize);
-      queue = queue.slice(batch.length);
-      await writeBatch(batch);
-    }
-    writing = false;
+    while (queue.length > 0) await writeBatch(queue.splice(0, maxBatchSize));
+    flushing = false;
   };
 
   return {
     write(row) {
       return new Promise<void>((resolve, reject) => {
         queue.push({ row, resolve, reject });
-        if (!scheduled && !writing) {
-          scheduled = true;
+        if (!flushing) {
+          flushing = true;
           setImmediate(() => void flush());
         }
       });
