@@ -30,9 +30,17 @@ function toRow(event: AuditEvent): Insertable<AuditEventsTable> {
  * named prepared statement (prepared-statements.ts): nothing to build or parse per batch. A
  * multi-row VALUES would be a new statement text for every batch size.
  */
+const POSTGRES_COLUMNS = [
+  ['event_type', 'varchar'],
+  ['user_id', 'varchar'],
+  ['ip', 'varchar'],
+  ['user_agent', 'varchar'],
+  ['metadata', 'text'],
+  ['created_at', 'bigint'],
+] as const;
 const INSERT_ROWS_POSTGRES = keepPrepared(
-  'insert into audit_events (event_type, user_id, ip, user_agent, metadata, created_at) ' +
-    'select * from unnest($1::varchar[], $2::varchar[], $3::varchar[], $4::varchar[], $5::text[], $6::bigint[])',
+  `insert into audit_events (${POSTGRES_COLUMNS.map(([column]) => column).join(', ')}) ` +
+    `select * from unnest(${POSTGRES_COLUMNS.map(([, type], index) => `$${index + 1}::${type}[]`).join(', ')})`,
 );
 
 export interface AuditStoreOptions {
@@ -49,7 +57,8 @@ export function createAuditStore(db: Kysely<Database>, dialect: 'sqlite' | 'post
   const insertRows =
     dialect === 'postgres'
       ? async (rows: readonly Insertable<AuditEventsTable>[]): Promise<void> => {
-          const columns = (['event_type', 'user_id', 'ip', 'user_agent', 'metadata', 'created_at'] as const).map((column) => rows.map((row) => row[column]));
+          // One array per column, in the statement's order.
+          const columns = POSTGRES_COLUMNS.map(([column]) => rows.map((row) => row[column]));
           await db.executeQuery(CompiledQuery.raw(INSERT_ROWS_POSTGRES, columns));
         }
       : async (rows: readonly Insertable<AuditEventsTable>[]): Promise<void> => {
