@@ -136,6 +136,33 @@ describeEachDialect('store contract', (dialect) => {
     expect(events[0]!.userAgent).toHaveLength(512);
   });
 
+  test('audit: rows written together keep every character (PostgreSQL sends them as array literals)', async () => {
+    const awkward = ['"quoted"', 'back\\slash', '{braces}', 'a,b', 'NULL', '', ' padded ', 'ünïcødé ✓', "it's", '\\"{,}'];
+    // Recorded in one turn: on PostgreSQL they go in one INSERT, each column one array.
+    await Promise.all(
+      awkward.map((text, index) =>
+        stores.audit.recordEvent({
+          type: 'login_failure',
+          userId: index % 2 === 0 ? null : `user-${text}`,
+          ip: index % 3 === 0 ? null : text,
+          userAgent: text,
+          metadata: { reason: text, email: `${text}@example.com`, n: index },
+          at: new Date(now.getTime() + index),
+        }),
+      ),
+    );
+    const events = (await stores.audit.listRecentEvents(awkward.length)).reverse();
+    expect(events.map((event) => [event.userId, event.ip, event.userAgent, event.metadata, event.at.getTime()])).toEqual(
+      awkward.map((text, index) => [
+        index % 2 === 0 ? null : `user-${text}`,
+        index % 3 === 0 ? null : text,
+        text,
+        { reason: text, email: `${text}@example.com`, n: index },
+        now.getTime() + index,
+      ]),
+    );
+  });
+
   test('transaction: a failure inside rolls back every write', async () => {
     const user = newUser('dan@example.com');
     await expect(
