@@ -11,6 +11,11 @@ export const CLI = path.join(root, 'dist', 'cli.js');
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The Node flags of `npm start`, read from package.json so that what is measured cannot drift from it. */
+const START_FLAGS = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
+  .scripts.start.split(/\s+/)
+  .filter((word) => word.startsWith('--'));
+
 /**
  * Starts `dist/cli.js serve` (or another build's, `cli`) on PORT=0 and resolves once /healthz answers 200. The URL comes from
  * the "listening on" log line, since the port is chosen by the OS. `onOutput`, when given, sees
@@ -19,8 +24,7 @@ export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export async function startServer(env, { onOutput, cli = CLI } = {}) {
   const started = performance.now();
-  // The same flags as `npm start` (package.json).
-  const child = spawn(process.execPath, ['--max-semi-space-size=2', '--heap-growing-percent=50', cli, 'serve'], {
+  const child = spawn(process.execPath, [...START_FLAGS, cli, 'serve'], {
     // ENV_FILE=/dev/null: a developer's own ./.env never changes what is measured.
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', ENV_FILE: '/dev/null', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
