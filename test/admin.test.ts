@@ -400,6 +400,10 @@ describeEachDialect('admin API (DESIGN §9.6)', (dialect) => {
     for (const bad of [
       'since=yesterday',
       'until=2026-13-45T00:00:00Z',
+      // Days that are not in their month: Date.parse would roll them into the next one.
+      'since=2026-02-30',
+      'since=2026-02-29T10:00:00Z',
+      'until=2026-04-31T00:00Z',
       'userId=nope',
       'type=DROP%20TABLE',
       'limit=500',

@@ -251,6 +251,7 @@ for (const target of targets) {
         ['users', 'list', '--format', 'xml'],
         ['audit', '--since', 'yesterday'],
         ['audit', '--until', '2026-02-30T25:00:00Z'],
+        ['audit', '--since', '2026-02-30'],
         ['audit', '--limit', '-5'],
         ['audit', '--type', 'Robert; DROP TABLE'],
         ['audit', '--format'],

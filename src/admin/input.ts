@@ -22,11 +22,19 @@ const limit = z
   .pipe(z.number().int().min(1, `must be a whole number from 1 to ${MAX_PAGE_SIZE}`).max(MAX_PAGE_SIZE, `must be a whole number from 1 to ${MAX_PAGE_SIZE}`))
   .optional();
 const cursor = z.string().max(512, 'is not a cursor from this list').optional();
+// Date.parse alone would read 2026-02-30 as March 2nd; zod's ISO date checks the day against its month.
+const calendarDate = z.iso.date();
 const isoTime = z
   .string()
-  .refine((text) => /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text) && !Number.isNaN(Date.parse(text)), {
-    message: 'must be an ISO 8601 time such as 2026-11-24T09:00:00Z, or a date such as 2026-11-24',
-  })
+  .refine(
+    (text) =>
+      /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(text) &&
+      calendarDate.safeParse(text.slice(0, 10)).success &&
+      !Number.isNaN(Date.parse(text)),
+    {
+      message: 'must be an ISO 8601 time such as 2026-11-24T09:00:00Z, or a date such as 2026-11-24',
+    },
+  )
   .transform((text) => Date.parse(text))
   .optional();
 
