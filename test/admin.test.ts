@@ -307,6 +307,12 @@ describeEachDialect('admin API (DESIGN §9.6)', (dialect) => {
     const verify = await t.request('POST', '/api/auth/2fa/verify', { cookie: challenge, json: { code: totp(secret, t.clock.now().getTime()) } });
     expect(await errorOf(verify)).toEqual([403, 'account_disabled']);
     expect(cookieFrom(verify, SESSION)).toBeUndefined();
+    // The refusal is in the trail like any other sign-in to a disabled account.
+    expect((await t.gatehouse.stores.audit.listRecentEvents(1))[0]).toMatchObject({
+      type: 'login_failure',
+      userId: id,
+      metadata: { email: 'ana@example.com', method: 'password+totp', reason: 'account_disabled' },
+    });
     expect(await errorOf(await login('ana@example.com'))).toEqual([403, 'account_disabled']);
   });
 

@@ -15,14 +15,14 @@ import { createHmac, hkdfSync } from 'node:crypto';
 import { reauthenticate, type ReauthDeps } from '../account/reauthenticate.js';
 import { recordAudit } from '../audit/record.js';
 import type { Envelope } from '../crypto/envelope.js';
-import { accountDisabled, badRequest, conflict, forbidden, serviceUnavailable, tooManyRequests, unauthorized } from '../errors.js';
+import { badRequest, conflict, forbidden, serviceUnavailable, tooManyRequests, unauthorized } from '../errors.js';
 import type { LockSubject } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { ConsumedSignInStore } from '../oauth/store.js';
 import { noticeAccountLocked } from '../outbox/notices.js';
 import { randomBytes, type RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
-import { issueSession, type IssuedSession, type SessionDeps, type ValidSession } from '../session/flow.js';
+import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps, type ValidSession } from '../session/flow.js';
 import type { User } from '../users/user.js';
 import { readChallenge, type Challenge } from './challenge.js';
 import type { TotpStore } from './store.js';
@@ -196,8 +196,10 @@ export async function verifySecondFactor(
   const user = await deps.stores.users.findUserById(challenge.userId);
   const totp = user === null ? null : await deps.stores.totp.findTotp(user.id);
   if (user === null || totp === null || totp.enabledAt === null) throw unauthorized('not_authenticated', EXPIRED_CHALLENGE_MESSAGE);
+  const method: 'totp' | 'recovery_code' = input.recoveryCode !== undefined ? 'recovery_code' : 'totp';
   // Disabled since the first step: no code is checked (the first factor already told the state).
-  if (user.disabledAt !== null) throw accountDisabled();
+  if (user.disabledAt !== null)
+    await refuseDisabledSignIn(deps.stores.audit, ctx, user, { email: user.email, method: [...challenge.firstMethods, method].join('+') });
 
   // The account's own count: by its email, or by its id when it has none (a provider-only account).
   const account: LockSubject = user.email !== null ? { email: user.email } : { userId: user.id };
@@ -205,9 +207,7 @@ export async function verifySecondFactor(
   const reservation = await deps.loginLock.reserve(subjects, ctx.now);
   if ('lockedForSeconds' in reservation) throw tooManyRequests('account_locked', 'Too many failed attempts. Try again later.', reservation.lockedForSeconds);
   if ('busyForSeconds' in reservation) throw tooManyRequests('rate_limited', 'Too many attempts at once. Try again in a moment.', reservation.busyForSeconds);
-  let method: 'totp' | 'recovery_code';
   try {
-    method = input.recoveryCode !== undefined ? 'recovery_code' : 'totp';
     const accepted =
       method === 'recovery_code'
         ? await deps.stores.recoveryCodes.useRecoveryCode(user.id, recoveryCodeHash(deps.challengeKey, input.recoveryCode ?? ''), ctx.now)
