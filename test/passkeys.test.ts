@@ -361,6 +361,20 @@ describeEachDialect('passkeys (DESIGN §9.4)', (dialect) => {
     expect(await failure(await signIn(authenticator))).toEqual([401, 'passkey_invalid']);
   });
 
+  test('two removals at once of the last two passkeys of a passwordless account: one goes, the other is 409; one way in stays', async () => {
+    const first = (await addPasskey(authenticator)).body.passkey!;
+    const phone = new SoftwareAuthenticator(ORIGIN);
+    const second = (await addPasskey(phone)).body.passkey!;
+    await t.gatehouse.stores.users.removePassword(userId);
+    // Each removal, alone, sees the other passkey as a way in; the user row's lock makes them take turns.
+    const answers = await Promise.all([first, second].map((passkey) => t.request('DELETE', `/api/auth/passkeys/${passkey.id}`, { cookie })));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    expect(await failure(answers.find((answer) => answer.status === 409)!)).toEqual([409, 'last_sign_in_method']);
+    expect(await t.gatehouse.stores.passkeys.countUserPasskeys(userId)).toBe(1);
+    const kept = answers[0]!.status === 409 ? authenticator : phone;
+    expect((await signIn(kept)).status).toBe(200);
+  });
+
   test("another user's passkey is 404 for rename and removal; malformed ids are 404 before any query; bad names 400", async () => {
     const { passkey } = (await addPasskey()).body;
     const bob = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email: 'bob@example.com', password: STRONG_PASSWORD } }), SESSION)!;
