@@ -304,6 +304,19 @@ describeEachDialect('passkeys (DESIGN §9.4)', (dialect) => {
     expect((await signIn()).status).toBe(200);
   });
 
+  test('two sign-ins at once with one counter value (a cloned authenticator): one session, the other 401 counter_regression', async () => {
+    expect((await addPasskey()).response.status).toBe(200);
+    const next = (await t.gatehouse.stores.passkeys.listUserPasskeys(userId))[0]!.counter + 1;
+    // Two challenges, each signed with the same counter: each alone would pass the counter check.
+    const [one, two] = await Promise.all([loginOptions(), loginOptions()]);
+    const answers = await Promise.all([one, two].map(({ options, challenge }) => verifyLogin(challenge, authenticator.get(options, { counter: next }))));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 401]);
+    expect(await failure(answers.find((answer) => answer.status === 401)!)).toEqual([401, 'passkey_invalid']);
+    expect(answers.filter((answer) => cookieFrom(answer, SESSION) !== undefined)).toHaveLength(1);
+    expect(await lastAudit('login_failure')).toMatchObject({ method: 'passkey', reason: 'counter_regression' });
+    expect((await t.gatehouse.stores.passkeys.listUserPasskeys(userId))[0]!.counter).toBe(next);
+  });
+
   test('the options and the verification both count toward RATE_LIMIT_PASSKEY_LOGIN per IP: 429 after the limit', async () => {
     const limited = await createTestGatehouse(dialect, { env: { RATE_LIMIT_PASSKEY_LOGIN: '3/15m' } });
     try {
