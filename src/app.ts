@@ -26,6 +26,7 @@ import { createOpenApiRoutes, openApiRouteDocs } from './http/openapi.js';
 import type { RouteDoc, RouteDocGroup } from './http/route-docs.js';
 import { securityHeaders } from './http/security-headers.js';
 import type { DeviceCookieSettings } from './limits/device-cookie.js';
+import type { RateLimits } from './limits/rate-limits.js';
 import type { Logger } from './logger.js';
 import { createMetricsRoutes, measureRequests, metricsRouteDocs } from './metrics/http.js';
 import type { Metrics } from './metrics/metrics.js';
@@ -102,8 +103,8 @@ export interface AppDeps {
   config: Readonly<Config>;
   clock: Clock;
   logger: Logger;
-  /** Counts every answer (the first middleware) and serves GET /metrics. */
-  metrics: Pick<Metrics, 'recorder' | 'token' | 'scrape'>;
+  /** Counts every answer (the first middleware) and serves GET /metrics (counted by RATE_LIMIT_METRICS). */
+  metrics: Pick<Metrics, 'recorder' | 'token' | 'scrape'> & { limits: RateLimits };
   database: Pick<DatabaseHandle, 'ping'>;
   cookie: SessionCookieSettings;
   deviceCookie: DeviceCookieSettings;
@@ -190,7 +191,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     return jsonAnswer(c, { status }, status === 'unavailable' ? 503 : 200);
   });
 
-  app.route('/', createMetricsRoutes({ token: deps.metrics.token, scrape: deps.metrics.scrape }));
+  app.route('/', createMetricsRoutes(deps.metrics));
   app.route(
     '/',
     createOpenApiRoutes({

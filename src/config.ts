@@ -20,7 +20,8 @@ export type RateLimitName =
   | 'mfaVerify'
   | 'emailSignIn'
   | 'passkeyLogin'
-  | 'admin';
+  | 'admin'
+  | 'metrics';
 
 export interface RateLimitRule {
   points: number;
@@ -295,6 +296,11 @@ export const CONFIG_VARIABLES = [
     default: '',
     meaning: 'bearer token that GET /metrics requires, at least 16 characters (unset: /metrics is open; do not expose it publicly then)',
   },
+  {
+    name: 'RATE_LIMIT_METRICS',
+    default: '60/1m',
+    meaning: 'GET /metrics requests per client IP, counted before the token is checked (a wrong token counts too)',
+  },
   { name: 'RATE_LIMIT_OAUTH_CALLBACK', default: '20/15m', meaning: 'sign-in provider callbacks per client IP (a refused one lands on the login page)' },
   { name: 'LOCKOUT_MAX_FAILURES', default: '5', meaning: 'failed logins (by email, and by IP) that lock sign-in (1 to 1000)' },
   { name: 'LOCKOUT_DURATION', default: '15m', meaning: 'how long a login lock lasts: 900, 15m or 1h (at most 7 days)' },
@@ -367,6 +373,10 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   // Every admin request, counted before the key is compared: a wrong key is refused as cheaply as
   // a right one is served, and guessing is bounded (a 32-character key is out of reach anyway).
   admin: { points: 100, durationSeconds: 60 },
+  // Every scrape, counted before the token: each one reads the outbox and renders every metric,
+  // so an open /metrics must not be a cheap way to load the database. A Prometheus pair scraping
+  // every 15 s asks 8 a minute.
+  metrics: { points: 60, durationSeconds: 60 },
 });
 
 /**
@@ -390,6 +400,7 @@ const RATE_LIMIT_VARIABLES: Record<RateLimitName, ConfigVariable> = {
   emailSignIn: 'RATE_LIMIT_EMAIL_SIGN_IN',
   passkeyLogin: 'RATE_LIMIT_PASSKEY_LOGIN',
   admin: 'RATE_LIMIT_ADMIN',
+  metrics: 'RATE_LIMIT_METRICS',
 };
 
 /** Parses `900`, `900s`, `15m` or `1h` into seconds; null when malformed. */

@@ -199,7 +199,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     config,
     clock,
     logger,
-    metrics,
+    metrics: { ...metrics, limits },
     database,
     cookie,
     deviceCookie: deviceCookieSettings(config.httpsBaseUrl),

@@ -199,4 +199,28 @@ describeEachDialect('GET /metrics with METRICS_TOKEN', (dialect) => {
     expect(text).toContain('gatehouse_http_requests_total{route="/metrics",method="GET",status="401"} 4');
     expect(text).not.toContain(TOKEN);
   });
+
+  test('RATE_LIMIT_METRICS per IP, counted before the token: past it 429 with Retry-After whatever the token; another IP and the next window are served', async () => {
+    const limited = await createTestGatehouse(dialect, { env: { METRICS_TOKEN: TOKEN, RATE_LIMIT_METRICS: '3/1m' } });
+    try {
+      const scrape = (authorization: string, ip = '203.0.113.9') => limited.request('GET', '/metrics', { headers: { authorization }, ip });
+      expect((await scrape(`Bearer ${TOKEN}`)).status).toBe(200);
+      // Wrong tokens count too: guessing is bounded like scraping.
+      expect((await scrape('Bearer wrong-token-0123456789')).status).toBe(401);
+      expect((await scrape(`Bearer ${TOKEN}`)).status).toBe(200);
+      for (const authorization of [`Bearer ${TOKEN}`, 'Bearer wrong-token-0123456789']) {
+        const refused = await scrape(authorization);
+        expect(refused.status).toBe(429);
+        expect(await refused.json()).toEqual({ error: 'rate_limited', message: expect.any(String) });
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+      expect((await scrape(`Bearer ${TOKEN}`, '203.0.113.10')).status).toBe(200);
+      limited.clock.advance(61_000);
+      const served = await scrape(`Bearer ${TOKEN}`);
+      expect(served.status).toBe(200);
+      expect(parseMetrics(await served.text()).get(key('gatehouse_rate_limit_refusals_total', { limit: 'metrics' }))).toBe(2);
+    } finally {
+      await limited.close();
+    }
+  });
 });

@@ -1,6 +1,7 @@
 /**
  * @module The metrics' HTTP edge: the middleware that counts every answer by route pattern, and
- * GET /metrics, open or behind METRICS_TOKEN (a bearer token, compared in constant time).
+ * GET /metrics, open or behind METRICS_TOKEN (a bearer token, compared in constant time), each
+ * request first counted against RATE_LIMIT_METRICS per client IP.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
@@ -9,6 +10,7 @@ import { unauthorized } from '../errors.js';
 import { setAnswerHeader } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import type { RouteDoc } from '../http/route-docs.js';
+import type { RateLimits } from '../limits/rate-limits.js';
 import type { MetricsRecorder } from './recorder.js';
 import type { MetricsExposition } from './registry.js';
 
@@ -45,12 +47,16 @@ export interface MetricsRouteDeps {
   /** METRICS_TOKEN; null: the endpoint is open. */
   token: string | null;
   scrape: () => Promise<MetricsExposition>;
+  limits: RateLimits;
 }
 
 export function createMetricsRoutes(deps: MetricsRouteDeps): Hono<AppEnv> {
   // Both sides hashed to the same length first, so the comparison's time says nothing of the token.
   const expected = deps.token === null ? null : digest(deps.token);
   return new Hono<AppEnv>().get('/metrics', async (c) => {
+    const ctx = c.get('requestContext');
+    // Before the token: wrong tokens are refused as cheaply as scrapes are served, and both bounded.
+    await deps.limits.consume('metrics', { ip: ctx.ip }, ctx.now);
     if (expected !== null) {
       const header = c.req.header('authorization') ?? '';
       const given = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
@@ -72,5 +78,6 @@ export const metricsRouteDocs: RouteDoc[] = [
     summary: 'Prometheus metrics (docs/metrics.md); behind METRICS_TOKEN when it is set',
     auth: 'metrics-token',
     answers: [{ status: 200, description: 'The Prometheus text format, version 0.0.4.', mediaType: 'text/plain' }],
+    errors: ['not_authenticated', 'rate_limited'],
   },
 ];
