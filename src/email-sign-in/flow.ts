@@ -12,10 +12,11 @@
  * JWT_SECRET (a plain hash of a 6-digit code falls to a million guesses offline). Wrong codes are
  * failed logins of the address for the login lock, known or not, and answer alike (no oracle).
  */
-import { createHmac, hkdfSync, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { recordAudit } from '../audit/record.js';
 import type { BackgroundTasks } from '../background.js';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
+import { deriveKey } from '../crypto/mac.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
 import { AppError, badRequest, tooManyRequests, unauthorized } from '../errors.js';
 import type { LockSubject, LoginLock } from '../limits/login-lock.js';
@@ -63,7 +64,7 @@ export type EmailSignInOutcome =
 
 /** Its own HKDF label: the code key opens nothing else signed with JWT_SECRET. */
 export function createSignInCodeKey(jwtSecret: string): Uint8Array {
-  return new Uint8Array(hkdfSync('sha256', jwtSecret, '', 'gatehouse email sign-in code v1', 32));
+  return deriveKey(jwtSecret, 'gatehouse email sign-in code v1');
 }
 
 /** Bound to the row's id, so one code's MAC says nothing about another request's. */

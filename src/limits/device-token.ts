@@ -10,8 +10,7 @@
  * elsewhere does not stop it, and its own failures are counted and locked by its nonce alone.
  * The token proves only "this browser once knew the password"; it never signs anyone in.
  */
-import { hkdfSync } from 'node:crypto';
-import { hasValidSignature, signPayload } from '../crypto/mac.js';
+import { deriveKey, hasValidSignature, signPayload } from '../crypto/mac.js';
 import { randomBase64url, type RandomReader } from '../random.js';
 
 export interface DeviceToken {
@@ -29,7 +28,7 @@ const NONCE_BYTES = 16;
  * device token can never be mistaken for, or help forge, anything else signed with that secret.
  */
 export function createDeviceTokenKey(jwtSecret: string): Uint8Array {
-  return new Uint8Array(hkdfSync('sha256', jwtSecret, '', 'gatehouse device cookie v1', 32));
+  return deriveKey(jwtSecret, 'gatehouse device cookie v1');
 }
 
 /** The email's keyed tag: the same email always gives the same tag, and nothing else reveals it. */

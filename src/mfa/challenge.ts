@@ -7,18 +7,14 @@
  *
  *   `v1.<base64url JSON>.<HMAC-SHA-256>` under a key derived from JWT_SECRET by HKDF with its own label.
  */
-import { hkdfSync } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { hasValidSignature, signPayload } from '../crypto/mac.js';
+import { deriveKey, readSignedRecord, signRecord } from '../crypto/mac.js';
 import { addAnswerCookie, clearAnswerCookie } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { randomBase64url, type RandomReader } from '../random.js';
 
 export const CHALLENGE_LIFETIME_MS = 5 * 60 * 1000;
-const VERSION = 'v1';
-/** Longer than any cookie we issue: anything else is not read at all. */
-const MAX_COOKIE_LENGTH = 1024;
 
 export interface Challenge {
   /** Random; recorded as spent when the challenge succeeds. */
@@ -32,7 +28,7 @@ export interface Challenge {
 }
 
 export function createChallengeKey(jwtSecret: string): Uint8Array {
-  return new Uint8Array(hkdfSync('sha256', jwtSecret, '', 'gatehouse mfa challenge v1', 32));
+  return deriveKey(jwtSecret, 'gatehouse mfa challenge v1');
 }
 
 export function issueChallenge(
@@ -47,25 +43,17 @@ export function issueChallenge(
     returnTo: input.returnTo,
     expiresAt: new Date(input.now.getTime() + CHALLENGE_LIFETIME_MS),
   };
-  const payload = Buffer.from(
-    JSON.stringify({ i: challenge.id, u: challenge.userId, m: challenge.firstMethods, r: challenge.returnTo, e: challenge.expiresAt.getTime() }),
-  ).toString('base64url');
-  return { challenge, value: `${VERSION}.${payload}.${signPayload(key, `${VERSION}.${payload}`)}` };
+  const value = signRecord(key, { i: challenge.id, u: challenge.userId, m: challenge.firstMethods, r: challenge.returnTo, e: challenge.expiresAt.getTime() });
+  return { challenge, value };
 }
 
 /** The challenge in `value` when its signature holds and it has not expired; null otherwise. */
 export function readChallenge(key: Uint8Array, value: string | undefined, now: Date): Challenge | null {
-  if (value === undefined || value.length > MAX_COOKIE_LENGTH) return null;
-  const [version, payload, signature, ...rest] = value.split('.');
-  if (version !== VERSION || payload === undefined || signature === undefined || rest.length > 0) return null;
-  if (!hasValidSignature(key, `${version}.${payload}`, signature)) return null;
-  try {
-    const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { i: string; u: string; m: string[]; r: string | null; e: number };
-    if (typeof parsed.e !== 'number' || parsed.e <= now.getTime()) return null;
-    return { id: parsed.i, userId: parsed.u, firstMethods: parsed.m, returnTo: parsed.r, expiresAt: new Date(parsed.e) };
-  } catch {
-    return null;
-  }
+  const record = readSignedRecord(key, value, now);
+  if (record === null) return null;
+  // Signed by this process's key, so written by issueChallenge: the fields are as it wrote them.
+  const { i, u, m, r, e } = record as { i: string; u: string; m: string[]; r: string | null; e: number };
+  return { id: i, userId: u, firstMethods: m, returnTo: r, expiresAt: new Date(e) };
 }
 
 export interface ChallengeCookieSettings {

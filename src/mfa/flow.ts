@@ -11,10 +11,11 @@
  * clear them, so a known password does not buy unlimited code guesses. Each code is accepted
  * once: its time step is recorded in the database, so a replay fails on every instance.
  */
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { reauthenticate, type ReauthDeps } from '../account/reauthenticate.js';
 import { recordAudit } from '../audit/record.js';
 import type { Envelope } from '../crypto/envelope.js';
+import { deriveKey } from '../crypto/mac.js';
 import { badRequest, conflict, forbidden, serviceUnavailable, tooManyRequests, unauthorized } from '../errors.js';
 import type { LockSubject } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
@@ -117,7 +118,7 @@ function newRecoveryCodes(random: RandomReader): string[] {
 function recoveryCodeHash(challengeKey: Uint8Array, code: string): string {
   // An HMAC under a key derived from JWT_SECRET (HKDF from the challenge key, its own label):
   // about 50 bits per code is too little to trust a plain hash with a stolen database.
-  const key = Buffer.from(hkdfSync('sha256', challengeKey, '', 'gatehouse recovery codes v1', 32));
+  const key = deriveKey(challengeKey, 'gatehouse recovery codes v1');
   return createHmac('sha256', key).update(code.toLowerCase().replace(/[\s-]/g, ''), 'utf8').digest('hex');
 }
 

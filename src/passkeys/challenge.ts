@@ -9,18 +9,15 @@
  *   label. A sign-in's cookie and a registration's have their own names and kinds: one cannot
  *   stand for the other.
  */
-import { hkdfSync } from 'node:crypto';
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { sha256Hex } from '../crypto/digest.js';
-import { hasValidSignature, signPayload } from '../crypto/mac.js';
+import { deriveKey, readSignedRecord, signRecord } from '../crypto/mac.js';
 import { addAnswerCookie, clearAnswerCookie } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { randomBase64url, type RandomReader } from '../random.js';
 
 export const PASSKEY_CHALLENGE_LIFETIME_MS = 5 * 60 * 1000;
-const VERSION = 'v1';
-const MAX_COOKIE_LENGTH = 1024;
 
 export type CeremonyKind = 'login' | 'register';
 
@@ -34,7 +31,7 @@ export interface PasskeyChallenge {
 }
 
 export function createPasskeyChallengeKey(jwtSecret: string): Uint8Array {
-  return new Uint8Array(hkdfSync('sha256', jwtSecret, '', 'gatehouse passkey challenge v1', 32));
+  return deriveKey(jwtSecret, 'gatehouse passkey challenge v1');
 }
 
 export function issuePasskeyChallenge(
@@ -48,26 +45,17 @@ export function issuePasskeyChallenge(
     userId: input.userId,
     expiresAt: new Date(input.now.getTime() + PASSKEY_CHALLENGE_LIFETIME_MS),
   };
-  const payload = Buffer.from(JSON.stringify({ k: challenge.kind, c: challenge.challenge, u: challenge.userId, e: challenge.expiresAt.getTime() })).toString(
-    'base64url',
-  );
-  return { challenge, value: `${VERSION}.${payload}.${signPayload(key, `${VERSION}.${payload}`)}` };
+  const value = signRecord(key, { k: challenge.kind, c: challenge.challenge, u: challenge.userId, e: challenge.expiresAt.getTime() });
+  return { challenge, value };
 }
 
 /** The challenge in `value` when its signature holds, it is of `kind` and has not expired; null otherwise. */
 export function readPasskeyChallenge(key: Uint8Array, value: string | undefined, kind: CeremonyKind, now: Date): PasskeyChallenge | null {
-  if (value === undefined || value.length > MAX_COOKIE_LENGTH) return null;
-  const [version, payload, signature, ...rest] = value.split('.');
-  if (version !== VERSION || payload === undefined || signature === undefined || rest.length > 0) return null;
-  if (!hasValidSignature(key, `${version}.${payload}`, signature)) return null;
-  try {
-    const parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { k: unknown; c: unknown; u: unknown; e: unknown };
-    if (parsed.k !== kind || typeof parsed.c !== 'string' || typeof parsed.e !== 'number' || parsed.e <= now.getTime()) return null;
-    if (parsed.u !== null && typeof parsed.u !== 'string') return null;
-    return { kind, challenge: parsed.c, userId: parsed.u, expiresAt: new Date(parsed.e) };
-  } catch {
-    return null;
-  }
+  const record = readSignedRecord(key, value, now);
+  if (record === null) return null;
+  const { k, c, u, e } = record;
+  if (k !== kind || typeof c !== 'string' || typeof e !== 'number' || (u !== null && typeof u !== 'string')) return null;
+  return { kind, challenge: c, userId: u, expiresAt: new Date(e) };
 }
 
 /** The key under which a spent challenge is recorded (the consumed sign-ins table keeps 64 characters). */
