@@ -119,9 +119,12 @@ export function forbidden(code: ErrorCode, message: string): AppError {
   return new AppError(code, 403, message);
 }
 
+/** Said by the API's 403 and by the login page after a provider's callback alike. */
+export const ACCOUNT_DISABLED_MESSAGE = 'This account is disabled. Contact the administrator of this site.';
+
 /** The account is disabled by an operator (src/admin/): no sign-in by any method. */
 export function accountDisabled(): AppError {
-  return new AppError('account_disabled', 403, 'This account is disabled. Contact the administrator of this site.');
+  return new AppError('account_disabled', 403, ACCOUNT_DISABLED_MESSAGE);
 }
 
 export function notFound(message: string): AppError {

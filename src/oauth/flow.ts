@@ -27,7 +27,7 @@ import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { AuditMetadata, AuditStore } from '../audit/audit-log.js';
 import { recordAudit } from '../audit/record.js';
 import type { Envelope } from '../crypto/envelope.js';
-import { AppError, notFound } from '../errors.js';
+import { ACCOUNT_DISABLED_MESSAGE, AppError, notFound } from '../errors.js';
 import { emailSchema } from '../password/rules.js';
 import { oneLine } from '../plain-text.js';
 import type { RandomReader } from '../random.js';
@@ -311,7 +311,7 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
       error: 'account_disabled',
       reason: 'account_disabled',
     });
-    return { ok: false, error: 'account_disabled', message: 'This account is disabled. Contact the administrator of this site.' };
+    return { ok: false, error: 'account_disabled', message: ACCOUNT_DISABLED_MESSAGE };
   }
   // The provider proved the first factor only: a 2FA account still owes its code (DESIGN §9.3).
   if (await isSecondFactorRequired(deps, user.id)) return { ok: true, secondFactorFor: user, firstMethod: provider.id, returnTo: pending.returnTo };

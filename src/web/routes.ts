@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { Config } from '../config.js';
+import { ACCOUNT_DISABLED_MESSAGE } from '../errors.js';
 import type { AppEnv } from '../http/env.js';
 import type { RouteDoc } from '../http/route-docs.js';
 import { describeSignInProviders, usableSignInProviders } from '../oauth/setup.js';
@@ -74,7 +75,7 @@ const SIGN_IN_ERRORS: Readonly<Record<string, (provider: string) => string>> = {
   invalid_state: (provider) => `Signing in with ${provider} took too long, or was started in another window. Please try again.`,
   oauth_failed: (provider) => `We could not finish signing you in with ${provider}. Please try again.`,
   oauth_error: (provider) => `${provider} did not let you sign in.`,
-  account_disabled: () => 'This account is disabled. Contact the administrator of this site.',
+  account_disabled: () => ACCOUNT_DISABLED_MESSAGE,
 };
 
 /** Named when the query names no known provider: links made before it did were GitHub's. */
