@@ -133,6 +133,12 @@ describe('GET /api/openapi.json (DESIGN §9.6)', () => {
       'rate_limited',
     ]);
     expect(login.responses['401']?.content?.['application/json']?.schema.allOf?.[1].properties.error.enum).toEqual(['invalid_credentials']);
+    // Routes that validate a query, not a body, document its 400 too; /metrics its limit.
+    const errorCodes = (path: string, status: string): unknown =>
+      document.paths[path]!.get!.responses[status]?.content?.['application/json']?.schema.allOf?.[1].properties.error.enum;
+    expect(errorCodes('/api/admin/users', '400')).toEqual(['validation_error']);
+    expect(errorCodes('/api/admin/audit', '400')).toEqual(['validation_error']);
+    expect(errorCodes('/metrics', '429')).toEqual(['rate_limited']);
     const deleteSession = document.paths['/api/auth/sessions/{id}']!.delete!;
     expect(deleteSession.parameters).toEqual([
       { name: 'id', in: 'path', required: true, schema: expect.objectContaining({ type: 'string', pattern: expect.any(String) }) },

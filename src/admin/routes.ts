@@ -162,6 +162,8 @@ export const adminRouteDocs: RouteDoc[] = [
     auth: 'admin-key',
     query: userListQuery,
     answers: [{ status: 200, description: 'A page of users.', json: z.object({ users: z.array(adminUser), nextCursor: z.string().nullable() }) }],
+    // The query is validated (http/openapi.ts adds validation_error only for bodies).
+    errors: ['validation_error'],
   },
   {
     method: 'get',
@@ -190,5 +192,6 @@ export const adminRouteDocs: RouteDoc[] = [
     auth: 'admin-key',
     query: auditQuery,
     answers: [{ status: 200, description: 'A page of events.', json: z.object({ events: z.array(auditEvent), nextCursor: z.string().nullable() }) }],
+    errors: ['validation_error'],
   },
 ];

@@ -78,6 +78,6 @@ export const metricsRouteDocs: RouteDoc[] = [
     summary: 'Prometheus metrics (docs/metrics.md); behind METRICS_TOKEN when it is set',
     auth: 'metrics-token',
     answers: [{ status: 200, description: 'The Prometheus text format, version 0.0.4.', mediaType: 'text/plain' }],
-    errors: ['not_authenticated', 'rate_limited'],
+    errors: ['rate_limited'],
   },
 ];
