@@ -29,6 +29,7 @@ import { randomBytes, type RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
+import { secureUnverifiedAccount } from '../users/secure-unverified.js';
 import type { User } from '../users/user.js';
 import type { EmailSignInRecord } from './store.js';
 
@@ -225,18 +226,8 @@ async function spendAndResolveUser(
     // The account's address changed since the request: the link was mailed to the old one.
     if (user === null || user.email !== record.email) return null;
     let secured: { passwordRemoved: boolean; sessionsRevoked: number } | null = null;
-    if (!user.emailVerified) {
-      // As for a provider link (oauth/flow.ts): nothing the registrant planted survives — a
-      // password, sessions, a second factor, a passkey, a pending move of the account to an address of theirs.
-      await tx.users.removePassword(user.id);
-      const sessionsRevoked = await tx.sessions.deleteUserSessions(user.id);
-      await tx.totp.deleteTotp(user.id);
-      await tx.recoveryCodes.deleteRecoveryCodes(user.id);
-      await tx.passkeys.deleteUserPasskeys(user.id);
-      await tx.emailChangeTokens.deleteUserEmailChangeTokens(user.id);
-      await tx.users.markEmailVerified(user.id);
-      secured = { passwordRemoved: user.passwordHash !== null, sessionsRevoked };
-    }
+    // As for a provider link (oauth/flow.ts): nothing the registrant planted survives.
+    if (!user.emailVerified) secured = await secureUnverifiedAccount(tx, user);
     const fresh = await tx.users.findUserById(user.id);
     return fresh === null ? null : { user: fresh, created, secured };
   });

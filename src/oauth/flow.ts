@@ -34,6 +34,7 @@ import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { SessionStore } from '../session/store.js';
+import { secureUnverifiedAccount } from '../users/secure-unverified.js';
 import type { User, UserStore } from '../users/user.js';
 import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn } from './flow-cookie.js';
 import { createCodeChallenge, generateCodeVerifier, generateNonce, generateState } from './pkce.js';
@@ -414,22 +415,13 @@ async function linkOnce(
       let user = owner;
       if (!owner.emailVerified) {
         // Account pre-hijacking defence (DESIGN §5): whoever registered this unverified email
-        // may not be its owner, so their password and sessions must not survive the link.
-        await tx.users.removePassword(owner.id);
-        const sessionsRevoked = await tx.sessions.deleteUserSessions(owner.id);
-        // Nor anything else they planted: a second factor or a passkey only they hold, a pending
-        // move of the account to an address of theirs.
-        await tx.totp.deleteTotp(owner.id);
-        await tx.recoveryCodes.deleteRecoveryCodes(owner.id);
-        await tx.passkeys.deleteUserPasskeys(owner.id);
-        await tx.emailChangeTokens.deleteUserEmailChangeTokens(owner.id);
-        await tx.users.markEmailVerified(owner.id);
+        // may not be its owner, so nothing of theirs survives the link.
+        const secured = await secureUnverifiedAccount(tx, owner);
         await recordAudit(tx.audit, ctx, 'config_updated', owner.id, {
           action: 'unverified_account_secured_for_provider_link',
           ...identity,
           email: verifiedEmail,
-          passwordRemoved: owner.passwordHash !== null,
-          sessionsRevoked,
+          ...secured,
         });
         user = { ...owner, passwordHash: null, emailVerified: true };
       } else {
