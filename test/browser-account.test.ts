@@ -1,87 +1,27 @@
 /**
  * /account and /confirm-email-change end to end in a real headless Chromium (Debian's
  * /usr/bin/chromium, driven by playwright-core) against the real built server in development
- * mode. Skipped without /usr/bin/chromium, unless REQUIRE_BROWSER=1 (CI), as browser.test.ts.
+ * mode. Skipped without /usr/bin/chromium, unless REQUIRE_BROWSER=1 (CI): support/browser.ts.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { freePort } from './support/free-port.js';
-import { startServerProcess, type ServerProcess } from './support/server-process.js';
+import type { Page } from 'playwright-core';
+import { describe, expect, test } from 'vitest';
+import { E2E_PASSWORD as PASSWORD, SCREENSHOTS, hasBrowser, useBrowserSuite } from './support/browser.js';
 import { totp } from './support/totp-oracle.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-sync'];
-const PASSWORD = 'Correct-Horse-9';
-const SCREENSHOTS = path.resolve('test-results/screenshots');
-
-const hasBrowser = fs.existsSync(CHROMIUM);
-if (!hasBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`${CHROMIUM} not found; REQUIRE_BROWSER=1 forbids skipping.`);
-if (!hasBrowser) console.warn(`Browser suites skipped: ${CHROMIUM} not found (apt-get install chromium to run them).`);
-
 describe.skipIf(!hasBrowser)('the account page in Chromium', { timeout: 60_000 }, () => {
-  let browser: Browser;
-  let server: ServerProcess;
-  let dataDir: string;
-  const contexts: BrowserContext[] = [];
-  let problems: string[] = [];
-
-  beforeAll(async () => {
-    const port = await freePort();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-account-'));
-    server = await startServerProcess({
-      cwd: dataDir,
-      env: {
-        NODE_ENV: 'development',
-        DATABASE_URL: `sqlite:${path.join(dataDir, 'e2e.db')}`,
-        JWT_SECRET: randomBytes(32).toString('base64url'),
-        BCRYPT_ROUNDS: '4',
-        RATE_LIMIT_REGISTER: '1000/15m',
-        RATE_LIMIT_LOGIN: '1000/15m',
-        RATE_LIMIT_EMAIL_CHANGE: '1000/1h',
-        RATE_LIMIT_MFA_VERIFY: '1000/15m',
-        ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
-        PORT: String(port),
-        BASE_URL: `http://127.0.0.1:${port}`,
-      },
-    });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  const suite = useBrowserSuite({
+    name: 'account',
+    env: () => ({
+      RATE_LIMIT_REGISTER: '1000/15m',
+      RATE_LIMIT_LOGIN: '1000/15m',
+      RATE_LIMIT_EMAIL_CHANGE: '1000/1h',
+      RATE_LIMIT_MFA_VERIFY: '1000/15m',
+      ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
+    }),
   });
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
-    const found = problems;
-    problems = [];
-    expect(found, 'console errors, CSP violations or script errors').toEqual([]);
-  });
-
-  async function openPage(): Promise<Page> {
-    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 900 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) {
-        problems.push(`console: ${message.text()}`);
-      }
-    });
-    return page;
-  }
-
-  async function waitForMessage(page: Page, pattern: RegExp): Promise<string> {
-    await page.waitForFunction((source) => new RegExp(source).test(document.getElementById('message')?.textContent ?? ''), pattern.source);
-    return (await page.locator('#message').textContent())!.trim();
-  }
+  const { openPage, waitForMessage } = suite;
 
   async function signedInAt(email: string, path = '/account'): Promise<Page> {
     const page = await openPage();
@@ -96,14 +36,14 @@ describe.skipIf(!hasBrowser)('the account page in Chromium', { timeout: 60_000 }
   /** A new account over the API, its address verified through the development-mode token. */
   async function newAccount(label: string): Promise<string> {
     const email = `${label}-${randomBytes(4).toString('hex')}@example.com`;
-    const response = await fetch(`${server.url}/api/auth/register`, {
+    const response = await fetch(`${suite.baseUrl}/api/auth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email, password: PASSWORD }),
     });
     expect(response.status).toBe(201);
     const { verificationToken } = (await response.json()) as { verificationToken: string };
-    const verified = await fetch(`${server.url}/api/auth/verify-email`, {
+    const verified = await fetch(`${suite.baseUrl}/api/auth/verify-email`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ token: verificationToken }),
@@ -162,7 +102,7 @@ describe.skipIf(!hasBrowser)('the account page in Chromium', { timeout: 60_000 }
     // Signed out from elsewhere: every session of the account ends (a password reset would too).
     const cookies = await page.context().cookies();
     const session = cookies.find((cookie) => cookie.name === 'gatehouse_session')!;
-    await fetch(`${server.url}/api/auth/logout`, { method: 'POST', headers: { cookie: `${session.name}=${session.value}` } });
+    await fetch(`${suite.baseUrl}/api/auth/logout`, { method: 'POST', headers: { cookie: `${session.name}=${session.value}` } });
     await page.fill('#password-current', PASSWORD);
     await page.fill('#new-password', 'Brand-New-Pass-7');
     await page.click('#password-form button[type="submit"]');
@@ -200,7 +140,7 @@ describe.skipIf(!hasBrowser)('the account page in Chromium', { timeout: 60_000 }
     await page.fill('#delete-confirm', 'DELETE');
     await page.click('#delete-form button[type="submit"]');
     expect(await waitForMessage(page, /deleted/)).toBe('Your account is deleted. Goodbye.');
-    const login = await fetch(`${server.url}/api/auth/login`, {
+    const login = await fetch(`${suite.baseUrl}/api/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email, password: PASSWORD }),

@@ -2,55 +2,17 @@
  * /docs, the API reference, in a real headless Chromium (Debian's /usr/bin/chromium, driven by
  * playwright-core) against the real built server: Swagger UI renders /api/openapi.json from
  * /assets, with no CSP violation and nothing fetched from another origin. Skipped without
- * /usr/bin/chromium, unless REQUIRE_BROWSER=1 (CI), as browser.test.ts.
+ * /usr/bin/chromium, unless REQUIRE_BROWSER=1 (CI): support/browser.ts.
  */
-import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { freePort } from './support/free-port.js';
-import { startServerProcess, type ServerProcess } from './support/server-process.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-sync'];
-const SCREENSHOTS = path.resolve('test-results/screenshots');
-
-const hasBrowser = fs.existsSync(CHROMIUM);
-if (!hasBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`${CHROMIUM} not found; REQUIRE_BROWSER=1 forbids skipping.`);
-if (!hasBrowser) console.warn(`Browser suites skipped: ${CHROMIUM} not found (apt-get install chromium to run them).`);
+import { describe, expect, test } from 'vitest';
+import { SCREENSHOTS, hasBrowser, useBrowserSuite } from './support/browser.js';
 
 describe.skipIf(!hasBrowser)('the API reference (/docs) in Chromium', { timeout: 60_000 }, () => {
-  let browser: Browser;
-  let server: ServerProcess;
-  let dataDir: string;
-
-  beforeAll(async () => {
-    const port = await freePort();
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-docs-'));
-    server = await startServerProcess({
-      cwd: dataDir,
-      env: {
-        DATABASE_URL: `sqlite:${path.join(dataDir, 'e2e.db')}`,
-        JWT_SECRET: randomBytes(32).toString('base64url'),
-        BCRYPT_ROUNDS: '4',
-        PORT: String(port),
-        BASE_URL: `http://127.0.0.1:${port}`,
-      },
-    });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  const suite = useBrowserSuite({ name: 'docs', developmentMode: false });
 
   test('renders every endpoint from /api/openapi.json, all from this origin, with no CSP violation', async () => {
-    const context = await browser.newContext({ baseURL: server.url, viewport: { width: 1280, height: 900 } });
+    const context = await suite.browser.newContext({ baseURL: suite.baseUrl, viewport: { width: 1280, height: 900 } });
     const page = await context.newPage();
     const problems: string[] = [];
     const requested: string[] = [];
@@ -92,7 +54,7 @@ describe.skipIf(!hasBrowser)('the API reference (/docs) in Chromium', { timeout:
     await healthz.locator('button.execute').click();
     await expect.poll(() => healthz.locator('.live-responses-table tbody .response-col_status').first().textContent(), { timeout: 10_000 }).toContain('200');
 
-    const origin = new URL(server.url).origin;
+    const origin = new URL(suite.baseUrl).origin;
     expect(requested.filter((url) => !url.startsWith(origin) && !url.startsWith('data:'))).toEqual([]);
     expect(requested).toContain(`${origin}/assets/swagger-ui/swagger-ui-bundle.js`);
     expect(requested).toContain(`${origin}/api/openapi.json`);

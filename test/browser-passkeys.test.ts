@@ -4,80 +4,25 @@
  * protocol's virtual authenticator (CTAP2, internal, resident keys, user verification) standing in
  * for the fingerprint reader. BASE_URL is http://localhost: a secure context, and a domain name
  * (browsers refuse an IP address as the relying party). Skipped without /usr/bin/chromium, unless
- * REQUIRE_BROWSER=1 (CI), as browser.test.ts.
+ * REQUIRE_BROWSER=1 (CI): support/browser.ts.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { freePort } from './support/free-port.js';
-import { startServerProcess, type ServerProcess } from './support/server-process.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-sync'];
-const PASSWORD = 'Correct-Horse-9';
-const SCREENSHOTS = path.resolve('test-results/screenshots');
-
-const hasBrowser = fs.existsSync(CHROMIUM);
-if (!hasBrowser && process.env.REQUIRE_BROWSER === '1') throw new Error(`${CHROMIUM} not found; REQUIRE_BROWSER=1 forbids skipping.`);
-if (!hasBrowser) console.warn(`Browser suites skipped: ${CHROMIUM} not found (apt-get install chromium to run them).`);
+import type { CDPSession, Page } from 'playwright-core';
+import { describe, expect, test } from 'vitest';
+import { E2E_PASSWORD as PASSWORD, SCREENSHOTS, hasBrowser, useBrowserSuite } from './support/browser.js';
 
 describe.skipIf(!hasBrowser)('passkeys in Chromium with a virtual authenticator', { timeout: 90_000 }, () => {
-  let browser: Browser;
-  let server: ServerProcess;
-  let dataDir: string;
-  let baseUrl: string;
-  const contexts: BrowserContext[] = [];
-  let problems: string[] = [];
-
-  beforeAll(async () => {
-    const port = await freePort();
-    baseUrl = `http://localhost:${port}`;
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-passkeys-'));
-    server = await startServerProcess({
-      cwd: dataDir,
-      env: {
-        NODE_ENV: 'development',
-        DATABASE_URL: `sqlite:${path.join(dataDir, 'e2e.db')}`,
-        JWT_SECRET: randomBytes(32).toString('base64url'),
-        BCRYPT_ROUNDS: '4',
-        RATE_LIMIT_REGISTER: '1000/15m',
-        RATE_LIMIT_LOGIN: '1000/15m',
-        RATE_LIMIT_PASSKEY_LOGIN: '1000/15m',
-        PORT: String(port),
-        BASE_URL: baseUrl,
-      },
-    });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
-    const found = problems;
-    problems = [];
-    expect(found, 'console errors, CSP violations or script errors').toEqual([]);
+  const suite = useBrowserSuite({
+    name: 'passkeys',
+    host: 'localhost',
+    env: () => ({ RATE_LIMIT_REGISTER: '1000/15m', RATE_LIMIT_LOGIN: '1000/15m', RATE_LIMIT_PASSKEY_LOGIN: '1000/15m' }),
   });
 
   /** A page whose browser has a platform authenticator: the virtual one, which answers at once. */
   async function openPageWithAuthenticator(): Promise<{ page: Page; cdp: CDPSession; authenticatorId: string }> {
-    const context = await browser.newContext({ baseURL: baseUrl, viewport: { width: 1280, height: 900 } });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) {
-        problems.push(`console: ${message.text()}`);
-      }
-    });
+    const page = await suite.openPage();
+    const context = page.context();
     // The browser's autofill request (conditional UI) is answered at once by a virtual authenticator
     // that holds a credential, so /login would sign in by itself. The button is tested with it
     // switched off (localStorage.noAutofill), the autofill with it on.
@@ -101,14 +46,7 @@ describe.skipIf(!hasBrowser)('passkeys in Chromium with a virtual authenticator'
     return { page, cdp, authenticatorId };
   }
 
-  async function waitForMessage(page: Page, pattern: RegExp): Promise<string> {
-    await page
-      .waitForFunction((source) => new RegExp(source).test(document.getElementById('message')?.textContent ?? ''), pattern.source, { timeout: 15_000 })
-      .catch(async (error: Error) => {
-        throw new Error(`${error.message}; the message says: ${await page.locator('#message').textContent()}; problems: ${problems.join(' | ')}`);
-      });
-    return (await page.locator('#message').textContent())!.trim();
-  }
+  const waitForMessage = (page: Page, pattern: RegExp): Promise<string> => suite.waitForMessage(page, pattern, { timeout: 15_000 });
 
   async function signOut(page: Page): Promise<void> {
     await page.goto('/dashboard');

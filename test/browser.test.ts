@@ -8,39 +8,18 @@
  * where a missing browser fails the run instead of silently testing less.
  */
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { E2E_PASSWORD as PASSWORD, SCREENSHOTS, hasBrowser, useBrowserSuite } from './support/browser.js';
 import { startFakeGitHub, type FakeGitHub } from './support/fake-github.js';
 import { startOidcProvider, type RealOidcProvider } from './support/oidc-provider.js';
 import { freePort } from './support/free-port.js';
-import { startServerProcess, type ServerProcess } from './support/server-process.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-component-update',
-  '--disable-sync',
-];
-const SCREENSHOTS = path.resolve('test-results/screenshots');
+/** Desktop height 800 here: the screenshots of these pages are compared by eye at that size. */
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
-const PASSWORD = 'Correct-Horse-9';
-
-const hasBrowser = fs.existsSync(CHROMIUM);
-if (!hasBrowser) {
-  const message = `Browser suites skipped: ${CHROMIUM} not found (apt-get install chromium to run them).`;
-  if (process.env.REQUIRE_BROWSER === '1') throw new Error(`${message} REQUIRE_BROWSER=1 forbids skipping.`);
-  console.warn(message);
-}
 
 /**
  * A front end on an origin of its own (another port on loopback): it serves one empty page, from
@@ -63,93 +42,51 @@ function uniqueEmail(label: string): string {
 }
 
 describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
-  let browser: Browser;
-  let server: ServerProcess;
-  let dataDir: string;
   /** A GitHub-compatible server on loopback (authorize page, token endpoint, API). */
   let github: FakeGitHub;
   /** A front end listed in TRUSTED_ORIGINS, and one that is not. */
   let trustedFrontEnd: Awaited<ReturnType<typeof startFrontEnd>>;
   let foreignFrontEnd: Awaited<ReturnType<typeof startFrontEnd>>;
-  const contexts: BrowserContext[] = [];
-  /** Console errors and page errors: a CSP violation or a script error fails the test. */
-  let problems: string[] = [];
 
   beforeAll(async () => {
     github = await startFakeGitHub({ clientId: 'e2e-client-id', clientSecret: 'e2e-client-secret' });
-    // The provider redirects back to BASE_URL: it must be the address the browser uses, so the
-    // port is chosen before the server starts.
-    const port = await freePort();
     trustedFrontEnd = await startFrontEnd(await freePort());
     foreignFrontEnd = await startFrontEnd(await freePort());
-
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-'));
-    server = await startServerProcess({
-      cwd: dataDir,
-      env: {
-        NODE_ENV: 'development',
-        DATABASE_URL: `sqlite:${path.join(dataDir, 'e2e.db')}`,
-        JWT_SECRET: randomBytes(32).toString('base64url'),
-        BCRYPT_ROUNDS: '4',
-        // One browser signs in many times from 127.0.0.1; rate limits must not end the suite,
-        // while the login lock keeps its defaults for the lock test.
-        RATE_LIMIT_REGISTER: '1000/15m',
-        RATE_LIMIT_LOGIN: '1000/15m',
-        RATE_LIMIT_PASSWORD_RESET_REQUEST: '1000/15m',
-        RATE_LIMIT_PASSWORD_RESET_CONFIRM: '1000/15m',
-        RATE_LIMIT_VERIFY_EMAIL: '1000/15m',
-        RATE_LIMIT_RESEND_VERIFICATION: '1000/15m',
-        LOCKOUT_MAX_FAILURES: '5',
-        LOCKOUT_DURATION: '15m',
-        // The lock probe below claims another client address through X-Forwarded-For, so its
-        // failures never count against the browser's own address.
-        TRUST_PROXY: '1',
-        GITHUB_CLIENT_ID: 'e2e-client-id',
-        GITHUB_CLIENT_SECRET: 'e2e-client-secret',
-        GITHUB_AUTH_URL: github.authUrl,
-        GITHUB_API_URL: github.apiUrl,
-        PORT: String(port),
-        BASE_URL: `http://127.0.0.1:${port}`,
-        TRUSTED_ORIGINS: trustedFrontEnd.origin,
-        AUTH_SECRET: randomBytes(24).toString('base64url'),
-        ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
-      },
-    });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
   });
-
   afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
     await github?.close();
     await trustedFrontEnd?.close();
     await foreignFrontEnd?.close();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  afterEach(async () => {
-    for (const context of contexts.splice(0)) await context.close();
-    const found = problems;
-    problems = [];
-    expect(found, 'console errors, CSP violations or script errors').toEqual([]);
+  // The provider redirects back to BASE_URL, the address the browser uses.
+  const suite = useBrowserSuite({
+    name: 'pages',
+    env: () => ({
+      // One browser signs in many times from 127.0.0.1; rate limits must not end the suite,
+      // while the login lock keeps its defaults for the lock test.
+      RATE_LIMIT_REGISTER: '1000/15m',
+      RATE_LIMIT_LOGIN: '1000/15m',
+      RATE_LIMIT_PASSWORD_RESET_REQUEST: '1000/15m',
+      RATE_LIMIT_PASSWORD_RESET_CONFIRM: '1000/15m',
+      RATE_LIMIT_VERIFY_EMAIL: '1000/15m',
+      RATE_LIMIT_RESEND_VERIFICATION: '1000/15m',
+      LOCKOUT_MAX_FAILURES: '5',
+      LOCKOUT_DURATION: '15m',
+      // The lock probe below claims another client address through X-Forwarded-For, so its
+      // failures never count against the browser's own address.
+      TRUST_PROXY: '1',
+      GITHUB_CLIENT_ID: 'e2e-client-id',
+      GITHUB_CLIENT_SECRET: 'e2e-client-secret',
+      GITHUB_AUTH_URL: github.authUrl,
+      GITHUB_API_URL: github.apiUrl,
+      TRUSTED_ORIGINS: trustedFrontEnd.origin,
+      AUTH_SECRET: randomBytes(24).toString('base64url'),
+      ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
+    }),
   });
-
   /** A fresh browser profile (no cookies) at desktop size. */
-  async function openPage(): Promise<Page> {
-    const context = await browser.newContext({ baseURL: server.url, viewport: DESKTOP });
-    contexts.push(context);
-    const page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      // A fetch that answers 4xx is logged by Chromium as "Failed to load resource"; that is
-      // the API doing its job. Anything else at error level is a problem.
-      if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) {
-        problems.push(`console: ${message.text()}`);
-      }
-    });
-    return page;
-  }
+  const openPage = (): Promise<Page> => suite.openPage(DESKTOP);
 
   /** The text the message area shows once it shows something. */
   async function messageText(page: Page): Promise<string> {
@@ -157,11 +94,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     return (await page.locator('#message').textContent())!.trim();
   }
 
-  /** Waits until the message area shows text matching `pattern`, and returns it. */
-  async function waitForMessage(page: Page, pattern: RegExp): Promise<string> {
-    await page.waitForFunction((source) => new RegExp(source).test(document.getElementById('message')?.textContent ?? ''), pattern.source);
-    return messageText(page);
-  }
+  const waitForMessage = (page: Page, pattern: RegExp): Promise<string> => suite.waitForMessage(page, pattern);
 
   /**
    * Saves the page at desktop and phone width and checks that at phone width nothing needs
@@ -179,7 +112,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
 
   /** Creates an account over the API from outside the browser (the browser stays signed out). */
   async function createAccount(email: string, password = PASSWORD): Promise<void> {
-    const response = await fetch(`${server.url}/api/auth/register`, {
+    const response = await fetch(`${suite.baseUrl}/api/auth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email, password }),
@@ -253,10 +186,10 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     const href = (await devLink.getAttribute('href'))!;
 
     // A mail scanner fetching the link, twice, without cookies.
-    for (let i = 0; i < 2; i++) expect((await fetch(`${server.url}${href}`)).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await fetch(`${suite.baseUrl}${href}`)).status).toBe(200);
     await devLink.click();
     // Once the page has read the token, it leaves the address bar and the history.
-    await page.waitForURL(`${server.url}/verify-email`);
+    await page.waitForURL(`${suite.baseUrl}/verify-email`);
     expect(await page.evaluate(() => window.location.search)).toBe('');
     expect(await page.title()).toBe('Confirm your email address · Gatehouse');
     await screenshots(page, 'verify-email');
@@ -285,7 +218,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     await page.click('#resend-form button');
     expect(await waitForMessage(page, /sent/)).toBe('We sent a new verification link to your email address. Earlier links no longer work.');
     await page.click('#dev-link-anchor');
-    await page.waitForURL(`${server.url}/verify-email`);
+    await page.waitForURL(`${suite.baseUrl}/verify-email`);
     await page.click('button[type="submit"]');
     await waitForMessage(page, /verified/);
   });
@@ -351,7 +284,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     await screenshots(page, 'forgot-password-sent');
 
     await page.click('#dev-link-anchor');
-    await page.waitForURL(`${server.url}/reset-password`);
+    await page.waitForURL(`${suite.baseUrl}/reset-password`);
     expect(await page.evaluate(() => window.location.search)).toBe('');
     expect(await page.title()).toBe('Choose a new password · Gatehouse');
     await screenshots(page, 'reset-password');
@@ -442,7 +375,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     const probeEmail = uniqueEmail('lock-probe');
     await createAccount(probeEmail);
     const login = (password: string): Promise<Response> =>
-      fetch(`${server.url}/api/auth/login`, {
+      fetch(`${suite.baseUrl}/api/auth/login`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.23' },
         body: JSON.stringify({ email: probeEmail, password }),
@@ -495,8 +428,8 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
    * that page and the account.
    */
   async function frontEndPage(origin: string): Promise<{ page: Page; email: string }> {
-    const context = await browser.newContext({ baseURL: server.url, viewport: DESKTOP });
-    contexts.push(context);
+    const context = await suite.browser.newContext({ baseURL: suite.baseUrl, viewport: DESKTOP });
+    suite.closeAfterTest(context);
     const page = await context.newPage();
     const email = uniqueEmail('front');
     expect((await page.request.post('/api/auth/register', { data: { email, password: PASSWORD } })).status()).toBe(201);
@@ -527,12 +460,12 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     const foreign = await frontEndPage(foreignFrontEnd.origin);
     // A bodyless POST is a "simple" request: the browser sends it without a preflight, with the
     // page's Origin, and Gatehouse refuses it before doing anything.
-    const logout = await fetchFromPage(foreign.page, `${server.url}/api/auth/logout`, { method: 'POST' });
+    const logout = await fetchFromPage(foreign.page, `${suite.baseUrl}/api/auth/logout`, { method: 'POST' });
     expect(logout).toHaveProperty('failed');
-    const read = await fetchFromPage(foreign.page, `${server.url}/api/auth/session`, { method: 'GET' });
+    const read = await fetchFromPage(foreign.page, `${suite.baseUrl}/api/auth/session`, { method: 'GET' });
     expect(read).toHaveProperty('failed');
     // A JSON POST needs a preflight, which is refused.
-    const login = await fetchFromPage(foreign.page, `${server.url}/api/auth/login`, { method: 'POST', json: { email: foreign.email, password: PASSWORD } });
+    const login = await fetchFromPage(foreign.page, `${suite.baseUrl}/api/auth/login`, { method: 'POST', json: { email: foreign.email, password: PASSWORD } });
     expect(login).toHaveProperty('failed');
     // An HTML form posted from that page (a navigation, no CORS at all) is refused too.
     await foreign.page.evaluate((action) => {
@@ -541,19 +474,19 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
       form.action = action;
       document.body.append(form);
       form.submit();
-    }, `${server.url}/api/auth/logout`);
-    await foreign.page.waitForURL(`${server.url}/api/auth/logout`);
+    }, `${suite.baseUrl}/api/auth/logout`);
+    await foreign.page.waitForURL(`${suite.baseUrl}/api/auth/logout`);
     expect(JSON.parse((await foreign.page.textContent('body')) ?? '')).toMatchObject({ error: 'forbidden_origin' });
     const still = await foreign.page.request.get('/api/auth/session');
     expect(still.status(), 'the session survived every attempt').toBe(200);
 
     const trusted = await frontEndPage(trustedFrontEnd.origin);
-    const session = await fetchFromPage(trusted.page, `${server.url}/api/auth/session`, { method: 'GET' });
+    const session = await fetchFromPage(trusted.page, `${suite.baseUrl}/api/auth/session`, { method: 'GET' });
     expect(session).toMatchObject({ status: 200, body: { user: { email: trusted.email } } });
     // (Not a login: earlier tests locked this browser's address with wrong passwords.)
-    const resent = await fetchFromPage(trusted.page, `${server.url}/api/auth/resend-verification`, { method: 'POST', json: {} });
+    const resent = await fetchFromPage(trusted.page, `${suite.baseUrl}/api/auth/resend-verification`, { method: 'POST', json: {} });
     expect(resent).toMatchObject({ status: 200 });
-    const signedOut = await fetchFromPage(trusted.page, `${server.url}/api/auth/logout`, { method: 'POST' });
+    const signedOut = await fetchFromPage(trusted.page, `${suite.baseUrl}/api/auth/logout`, { method: 'POST' });
     expect(signedOut).toEqual({ status: 200, body: { ok: true } });
     expect((await trusted.page.request.get('/api/auth/session')).status()).toBe(401);
   });
@@ -561,7 +494,7 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
   test('pre-hijacking, the victim\'s click: "I did not create this account" on the verification page deletes the squatted account', async () => {
     // The attacker registers the victim's address, from outside the victim's browser.
     const email = uniqueEmail('squatted');
-    const squat = await fetch(`${server.url}/api/auth/register`, {
+    const squat = await fetch(`${suite.baseUrl}/api/auth/register`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ email, password: 'Squatter-Pass-42' }),
@@ -581,8 +514,8 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     expect(await page.locator('form:visible').count()).toBe(0);
 
     // The attacker is signed out and cannot sign in; the victim can register the address.
-    expect((await fetch(`${server.url}/api/auth/session`, { headers: { cookie: attackerCookie } })).status).toBe(401);
-    const attackerLogin = await fetch(`${server.url}/api/auth/login`, {
+    expect((await fetch(`${suite.baseUrl}/api/auth/session`, { headers: { cookie: attackerCookie } })).status).toBe(401);
+    const attackerLogin = await fetch(`${suite.baseUrl}/api/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.31' },
       body: JSON.stringify({ email, password: 'Squatter-Pass-42' }),
@@ -598,25 +531,15 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
  * keys, and the built server configured with OIDC_PROVIDERS only (no GitHub).
  */
 describe.skipIf(!hasBrowser)('OpenID Connect sign-in in Chromium', { timeout: 60_000 }, () => {
-  let browser: Browser;
-  let server: ServerProcess;
-  let dataDir: string;
   let provider: RealOidcProvider;
-  const problems: string[] = [];
-
-  beforeAll(async () => {
-    const port = await freePort();
-    provider = await startOidcProvider({ redirectUris: [`http://127.0.0.1:${port}/api/auth/callback/acme`] });
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-e2e-oidc-'));
-    server = await startServerProcess({
-      cwd: dataDir,
-      env: {
-        NODE_ENV: 'development',
-        DATABASE_URL: `sqlite:${path.join(dataDir, 'e2e.db')}`,
-        JWT_SECRET: randomBytes(32).toString('base64url'),
-        BCRYPT_ROUNDS: '4',
-        PORT: String(port),
-        BASE_URL: `http://127.0.0.1:${port}`,
+  afterAll(async () => {
+    await provider?.close();
+  });
+  const suite = useBrowserSuite({
+    name: 'oidc',
+    env: async (baseUrl) => {
+      provider = await startOidcProvider({ redirectUris: [`${baseUrl}/api/auth/callback/acme`] });
+      return {
         AUTH_SECRET: randomBytes(24).toString('base64url'),
         ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
         OIDC_PROVIDERS: 'acme',
@@ -624,21 +547,13 @@ describe.skipIf(!hasBrowser)('OpenID Connect sign-in in Chromium', { timeout: 60
         OIDC_ACME_CLIENT_ID: provider.clientId,
         OIDC_ACME_CLIENT_SECRET: provider.clientSecret,
         OIDC_ACME_NAME: 'Acme SSO',
-      },
-    });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+      };
+    },
   });
-
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-    await provider?.close();
-    if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  const problems: string[] = [];
 
   test('the login page offers "Sign in with Acme SSO"; the round trip through the provider ends on the dashboard', async () => {
-    const context = await browser.newContext({ baseURL: server.url, viewport: DESKTOP });
+    const context = await suite.browser.newContext({ baseURL: suite.baseUrl, viewport: DESKTOP });
     const page = await context.newPage();
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('console', (message) => {
