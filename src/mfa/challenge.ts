@@ -51,7 +51,7 @@ export function issueChallenge(
 export function readChallenge(key: Uint8Array, value: string | undefined, now: Date): Challenge | null {
   const record = readSignedRecord(key, value, now);
   if (record === null) return null;
-  // Signed by this process's key, so written by issueChallenge: the fields are as it wrote them.
+  // Signed under this key (derived from JWT_SECRET), so written by issueChallenge: its fields are as written.
   const { i, u, m, r, e } = record as { i: string; u: string; m: string[]; r: string | null; e: number };
   return { id: i, userId: u, firstMethods: m, returnTo: r, expiresAt: new Date(e) };
 }
