@@ -299,7 +299,7 @@ export const CONFIG_VARIABLES = [
   {
     name: 'RATE_LIMIT_METRICS',
     default: '60/1m',
-    meaning: 'GET /metrics requests per client IP, counted before the token is checked (a wrong token counts too)',
+    meaning: 'GET /metrics requests per client IP and per instance (in its memory), counted before the token is checked (a wrong token counts too)',
   },
   { name: 'RATE_LIMIT_OAUTH_CALLBACK', default: '20/15m', meaning: 'sign-in provider callbacks per client IP (a refused one lands on the login page)' },
   { name: 'LOCKOUT_MAX_FAILURES', default: '5', meaning: 'failed logins (by email, and by IP) that lock sign-in (1 to 1000)' },

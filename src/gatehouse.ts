@@ -24,7 +24,7 @@ import { secureRandom, type RandomReader } from './random.js';
 import type { ConnectionInfo } from './http/env.js';
 import { deviceCookieSettings } from './limits/device-cookie.js';
 import { createDeviceTokenKey } from './limits/device-token.js';
-import { openLimiterBackend, type LimiterBackend, type LimiterStatus } from './limits/limiter-backend.js';
+import { memoryLimiterBackend, openLimiterBackend, type LimiterBackend, type LimiterStatus } from './limits/limiter-backend.js';
 import { createLoginLock, type LoginLock } from './limits/login-lock.js';
 import { createRateLimits } from './limits/rate-limits.js';
 import { createLogger, type Logger } from './logger.js';
@@ -135,6 +135,9 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   // Counted in plain numbers on the request path; prom-client loads on the first scrape (metrics/).
   const metrics = createMetrics({ token: config.metricsToken, db: database.kysely, hashPool: () => hashPool.load(), logger });
   const limits = createRateLimits(limiterBackend, config.rateLimits, { onRefused: metrics.recorder.rateLimitRefused });
+  // Each instance renders its own metrics and Prometheus scrapes every instance: RATE_LIMIT_METRICS
+  // counts in this instance's memory, so adding instances never makes a scraper's budget run out.
+  const scrapeLimits = createRateLimits(memoryLimiterBackend(), config.rateLimits, { onRefused: metrics.recorder.rateLimitRefused });
   const loginLock = createLoginLock(limiterBackend, config.lockout);
 
   // Sign-ins and locks are counted from the audit rows the flows write (metrics/audit-observer.ts).
@@ -199,7 +202,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     config,
     clock,
     logger,
-    metrics: { ...metrics, limits },
+    metrics: { ...metrics, limits: scrapeLimits },
     database,
     cookie,
     deviceCookie: deviceCookieSettings(config.httpsBaseUrl),

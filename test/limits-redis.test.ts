@@ -91,6 +91,19 @@ describe.skipIf(redisUrl === null)('limits in Redis', () => {
     expect((await register(other, 'three@example.com')).status).toBe(201);
   });
 
+  test('RATE_LIMIT_METRICS counts per instance, not in Redis: Prometheus scrapes each instance, so adding one never spends the budget of another', async () => {
+    const env = { REDIS_KEY_PREFIX: prefix(), RATE_LIMIT_METRICS: '3/1m' };
+    const a = await start(env);
+    const b = await start(env);
+    const scrape = (g: TestGatehouse) => g.request('GET', '/metrics', { ip: '203.0.113.20' });
+    for (let i = 0; i < 3; i++) {
+      expect((await scrape(a)).status).toBe(200);
+      expect((await scrape(b)).status).toBe(200);
+    }
+    expect((await scrape(a)).status).toBe(429);
+    expect((await scrape(b)).status).toBe(429);
+  });
+
   test('an address refused once is refused again by that instance without asking Redis, until the window ends; the other instance asks and refuses', async () => {
     const keyPrefix = prefix();
     const env = { REDIS_KEY_PREFIX: keyPrefix, RATE_LIMIT_LOGIN: '2/15m' };

@@ -118,7 +118,8 @@ function direct(limiter: RateLimiterMemory): Limiter {
   };
 }
 
-function memoryBackend(): LimiterBackend {
+/** This process's memory: the default store of one instance, and the store of a limit that is per instance by nature. */
+export function memoryLimiterBackend(): LimiterBackend {
   return {
     kind: 'memory',
     createLimiter: (options) => direct(memoryLimiter(options)),
@@ -267,5 +268,5 @@ async function postgresBackend(pool: pg.Pool, options: OpenLimiterBackendOptions
 export async function openLimiterBackend(options: OpenLimiterBackendOptions): Promise<LimiterBackend> {
   if (options.redisUrl !== null) return redisBackend(options.redisUrl, options);
   if (options.postgresPool !== null) return postgresBackend(options.postgresPool, options);
-  return memoryBackend();
+  return memoryLimiterBackend();
 }
