@@ -178,6 +178,10 @@ describeEachDialect('admin API (DESIGN §9.6)', (dialect) => {
       'query=%01',
       'query=a%1Bb',
       'query=%7F',
+      // Only control characters: refused too, not trimmed to an empty search that lists everyone.
+      'query=%0A',
+      'query=%0D%0A',
+      'query=%09',
     ]) {
       const response = await admin('GET', `/users?${bad}`);
       expect(await errorOf(response)).toEqual([400, 'validation_error']);

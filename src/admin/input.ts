@@ -42,9 +42,10 @@ export const userListQuery = z.object({
   // Control characters are in no email or id; a NUL byte is an error in PostgreSQL, not a miss.
   query: z
     .string()
+    // Before the trim: a query of only line breaks or tabs is refused, not read as no query at all.
+    .refine((text) => !hasControlCharacter(text), 'must not hold control characters')
     .trim()
     .max(320, 'must be at most 320 characters')
-    .refine((text) => !hasControlCharacter(text), 'must not hold control characters')
     .optional(),
   limit,
   cursor,
