@@ -206,6 +206,11 @@ describeEachDialect('passkeys (DESIGN §9.4)', (dialect) => {
     // Another origin, an expired challenge, a malformed response.
     const other = new SoftwareAuthenticator('https://evil.example');
     expect(await failure((await addPasskey(other)).response)).toEqual([400, 'passkey_invalid']);
+    // A well-signed registration whose public key is a point off its curve: it could never sign in.
+    expect(await failure((await addPasskey(new SoftwareAuthenticator(ORIGIN), { bends: { offCurvePublicKey: true } })).response)).toEqual([
+      400,
+      'passkey_invalid',
+    ]);
     const late = await registerOptions();
     t.clock.advance(5 * 60_000 + 1000);
     const expired = await t.request('POST', '/api/auth/passkeys/register/verify', {

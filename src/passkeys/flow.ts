@@ -25,6 +25,7 @@ import type { RequestContext } from '../request-context.js';
 import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps, type ValidSession } from '../session/flow.js';
 import type { User } from '../users/user.js';
 import { issuePasskeyChallenge, PASSKEY_CHALLENGE_LIFETIME_MS, readPasskeyChallenge, spentChallengeKey } from './challenge.js';
+import { isUsablePublicKey } from './public-key.js';
 import type { RelyingParty } from './relying-party.js';
 import type { PasskeyRecord } from './store.js';
 
@@ -75,6 +76,9 @@ type WebAuthnServer = typeof import('@simplewebauthn/server');
 let webAuthnServer: Promise<WebAuthnServer> | undefined;
 /** Loaded on first use: most processes never see a passkey (DESIGN §10, memory). */
 const loadWebAuthnServer = (): Promise<WebAuthnServer> => (webAuthnServer ??= import('@simplewebauthn/server'));
+type WebAuthnHelpers = typeof import('@simplewebauthn/server/helpers');
+let webAuthnHelpers: Promise<WebAuthnHelpers> | undefined;
+const loadWebAuthnHelpers = (): Promise<WebAuthnHelpers> => (webAuthnHelpers ??= import('@simplewebauthn/server/helpers'));
 
 function toView(passkey: PasskeyRecord): PasskeyView {
   return {
@@ -146,6 +150,9 @@ export async function finishPasskeyRegistration(
     });
     if (!verified.verified) throw new Error('not verified');
     credential = verified.registrationInfo.credential;
+    // A key no sign-in could verify against would still count as a way in (public-key.ts).
+    const { isoCBOR } = await loadWebAuthnHelpers();
+    if (!isUsablePublicKey(isoCBOR.decodeFirst<ReadonlyMap<number, unknown>>(credential.publicKey))) throw new Error('unusable public key');
   } catch (error) {
     throw badRequest('passkey_invalid', 'The passkey could not be verified. Try adding it again.', error);
   }

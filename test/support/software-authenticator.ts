@@ -94,6 +94,8 @@ export interface Bends {
   credentialId?: string;
   /** User verified (UV flag); default true. */
   userVerified?: boolean;
+  /** Registration: put a point that is not on P-256 (all-zero coordinates) in the COSE key. */
+  offCurvePublicKey?: boolean;
 }
 
 export class SoftwareAuthenticator {
@@ -124,8 +126,8 @@ export class SoftwareAuthenticator {
         [1, 2], // kty: EC2
         [3, -7], // alg: ES256
         [-1, 1], // crv: P-256
-        [-2, Buffer.from(jwk.x!, 'base64url')],
-        [-3, Buffer.from(jwk.y!, 'base64url')],
+        [-2, bends.offCurvePublicKey ? Buffer.alloc(32) : Buffer.from(jwk.x!, 'base64url')],
+        [-3, bends.offCurvePublicKey ? Buffer.alloc(32) : Buffer.from(jwk.y!, 'base64url')],
       ]),
     );
     const id = randomBytes(32);
