@@ -211,6 +211,15 @@ describeEachDialect('passkeys (DESIGN §9.4)', (dialect) => {
       400,
       'passkey_invalid',
     ]);
+    // A response whose id is not the credential id in its authenticator data.
+    const renamed = await registerOptions();
+    const { response: misnamed } = new SoftwareAuthenticator(ORIGIN).create(renamed.options);
+    const otherId = Buffer.alloc(32, 7).toString('base64url');
+    const mismatch = await t.request('POST', '/api/auth/passkeys/register/verify', {
+      cookie: both(cookie, renamed.challenge),
+      json: { response: { ...misnamed, id: otherId, rawId: otherId } },
+    });
+    expect(await failure(mismatch)).toEqual([400, 'passkey_invalid']);
     const late = await registerOptions();
     t.clock.advance(5 * 60_000 + 1000);
     const expired = await t.request('POST', '/api/auth/passkeys/register/verify', {

@@ -150,6 +150,8 @@ export async function finishPasskeyRegistration(
     });
     if (!verified.verified) throw new Error('not verified');
     credential = verified.registrationInfo.credential;
+    // The id a sign-in will name is the one the authenticator data holds; a browser reports the same.
+    if (credential.id === '' || credential.id !== input.response.id) throw new Error('credential id differs from the response id');
     // A key no sign-in could verify against would still count as a way in (public-key.ts).
     const { isoCBOR } = await loadWebAuthnHelpers();
     if (!isUsablePublicKey(isoCBOR.decodeFirst<ReadonlyMap<number, unknown>>(credential.publicKey))) throw new Error('unusable public key');
