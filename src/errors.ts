@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   'passkey_challenge_invalid',
   'account_disabled',
   'admin_unauthorized',
+  'malformed_request',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -68,6 +69,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   passkey_challenge_invalid: 401,
   account_disabled: 403,
   admin_unauthorized: 401,
+  malformed_request: 400,
 };
 
 export interface ValidationIssue {

@@ -3,7 +3,8 @@
  * stops accepting connections, answers 503 to new requests on open keep-alive connections,
  * lets in-flight requests finish, then closes the database.
  */
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { createAdaptorServer, type HttpBindings, type Http2Bindings } from '@hono/node-server';
 import { systemClock } from './clock.js';
 import { withBoundPort, type Config } from './config.js';
@@ -59,6 +60,7 @@ export async function startServer(config: Readonly<Config>, options: GatehouseOp
       return starting.then((gatehouse) => (gatehouse === null || draining ? shuttingDownAnswer(shutdownHeaders) : answer(gatehouse, request, env)));
     },
   }) as Server;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerUnreadableRequest(error, socket, shutdownHeaders));
 
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -137,4 +139,37 @@ export function shuttingDownAnswer(securityHeaderRecord: Readonly<Record<string,
     status: 503,
     headers: { ...securityHeaderRecord, 'content-type': 'application/json; charset=utf-8', connection: 'close', 'retry-after': '1' },
   });
+}
+
+/** What Node's HTTP parser could not read, by its error code; anything else is a 400. */
+const UNREADABLE_REQUESTS: Readonly<Record<string, { status: number; reason: string; message: string }>> = {
+  HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', message: 'The request headers are too large.' },
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', message: 'The request did not arrive in time.' },
+};
+
+/**
+ * A request Node's HTTP parser cannot read (a control byte in a header, a broken Content-Length or
+ * chunk, headers past 16 KiB) never reaches the app, and Node would answer an empty 400. This
+ * answers the JSON error shape instead, with the security headers, under the same rule as Node's
+ * own: only on a connection with no answer under way, and the connection is then closed.
+ */
+function answerUnreadableRequest(error: NodeJS.ErrnoException, socket: Socket, headers: Readonly<Record<string, string>>): void {
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (error.code !== 'ECONNRESET' && socket.writable && (inFlight === undefined || inFlight === null || !inFlight.headersSent)) {
+    const { status, reason, message } = UNREADABLE_REQUESTS[error.code ?? ''] ?? {
+      status: 400,
+      reason: 'Bad Request',
+      message: 'The request could not be read as HTTP.',
+    };
+    const body = JSON.stringify({ error: 'malformed_request', message });
+    const head = Object.entries({
+      ...headers,
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      'Cache-Control': 'no-store',
+      Connection: 'close',
+    }).map(([name, value]) => `${name}: ${value}\r\n`);
+    socket.write(`HTTP/1.1 ${status} ${reason}\r\n${head.join('')}\r\n${body}`);
+  }
+  socket.destroy(error);
 }

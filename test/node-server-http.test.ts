@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -44,6 +45,24 @@ function send(url: string, pathname: string, chunks: (string | Buffer)[], header
       setTimeout(() => writeFrom(index + 1), chunks.length > 1 ? 20 : 0);
     };
     writeFrom(0);
+  });
+}
+
+/** Writes `raw` bytes on a new connection and reads until the server closes it. */
+function sendRaw(url: string, raw: string | Buffer): Promise<{ status: number; headers: Map<string, string>; body: string }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.write(raw));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error)));
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body });
+    });
   });
 }
 
@@ -169,6 +188,26 @@ describe('the Node server over HTTP', () => {
     const page = await fetch(`${server.url}/login`);
     expect(page.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(page.headers.get('content-security-policy')).not.toBe("default-src 'none'; frame-ancestors 'none'");
+  });
+
+  test("requests Node's HTTP parser cannot read get the JSON error shape with the security headers, and the connection closes", async () => {
+    const unreadable: [string, string | Buffer, number][] = [
+      ['a control byte in a header', 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Odd: a\u0001b\r\n\r\n', 400],
+      ['two Content-Length values', 'POST /api/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', 400],
+      ['a broken chunk size', 'POST /api/auth/login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n', 400],
+      ['headers past 16 KiB', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Long: ${'a'.repeat(20_000)}\r\n\r\n`, 431],
+    ];
+    for (const [what, raw, status] of unreadable) {
+      const answer = await sendRaw(server.url, raw);
+      expect([what, answer.status]).toEqual([what, status]);
+      expect(answer.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(answer.headers.get('connection')).toBe('close');
+      expect(JSON.parse(answer.body)).toEqual({ error: 'malformed_request', message: expect.any(String) });
+    }
+    // A readable request on its own connection is still served.
+    expect((await sendRaw(server.url, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status).toBe(200);
+    expect(server.output()).not.toMatch(/"level":50|unhandled error/);
   });
 
   test('a client that disconnects mid-body costs no 500 and no crash; the next request is served', async () => {
