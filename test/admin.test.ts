@@ -293,6 +293,12 @@ describeEachDialect('admin API (DESIGN §9.6)', (dialect) => {
     const location = new URL(refused.headers.get('location')!, 'http://localhost:3000');
     expect([location.pathname, location.searchParams.get('error')]).toEqual(['/login', 'account_disabled']);
     expect(cookieFrom(refused, SESSION)).toBeUndefined();
+    // In the trail, keyed to the account, like every sign-in to a disabled account.
+    const refusal = (await t.gatehouse.stores.audit.listRecentEvents(10)).find((event) => event.type === 'login_failure');
+    expect(refusal).toMatchObject({
+      userId: user.id,
+      metadata: { method: 'oauth', provider: 'github', error: 'account_disabled', reason: 'account_disabled' },
+    });
     const page = await t.request('GET', `${location.pathname}${location.search}`);
     expect(await page.text()).toContain('This account is disabled.');
     expect((await json(await admin('GET', `/users/${user.id}`))).user).toMatchObject({ sessions: 0, providers: [{ provider: 'github', login: 'octo' }] });

@@ -210,8 +210,9 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
   const { provider, secrets } = requireProvider(deps, input.providerId);
   const name = provider.displayName;
   // Every failure happens before a user is known: the entry carries the provider and the reason.
-  const fail = async (error: SignInFailureCode, message: string, metadata: AuditMetadata): Promise<CallbackOutcome> => {
-    await recordAudit(deps.stores.audit, ctx, 'login_failure', null, { method: 'oauth', provider: provider.id, error, ...metadata });
+  /** The failure's `login_failure` row (keyed to the user once one is known) and the login page's code. */
+  const fail = async (error: SignInFailureCode, message: string, metadata: AuditMetadata, userId: string | null = null): Promise<CallbackOutcome> => {
+    await recordAudit(deps.stores.audit, ctx, 'login_failure', userId, { method: 'oauth', provider: provider.id, error, ...metadata });
     return { ok: false, error, message };
   };
 
@@ -305,15 +306,7 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
   const { user, linkedBy } = await linkOrCreateUser(deps, secrets.envelope, provider, profile, tokens, ctx);
   if (linkedBy === 'verified_email') deps.onEmailQueued();
   // Before a second factor is asked for; the login page says so in its own words (web/routes.ts).
-  if (user.disabledAt !== null) {
-    await recordAudit(deps.stores.audit, ctx, 'login_failure', user.id, {
-      method: 'oauth',
-      provider: provider.id,
-      error: 'account_disabled',
-      reason: 'account_disabled',
-    });
-    return { ok: false, error: 'account_disabled', message: ACCOUNT_DISABLED_MESSAGE };
-  }
+  if (user.disabledAt !== null) return fail('account_disabled', ACCOUNT_DISABLED_MESSAGE, { reason: 'account_disabled' }, user.id);
   // The provider proved the first factor only: a 2FA account still owes its code (DESIGN §9.3).
   if (await isSecondFactorRequired(deps, user.id)) return { ok: true, secondFactorFor: user, firstMethod: provider.id, returnTo: pending.returnTo };
   const session = await issueSession(deps.session, user.id, ctx, [provider.id]);
