@@ -1,9 +1,8 @@
 /** Rate limits per client IP (SPEC §8): boundaries, Retry-After, expiry by the clock, configuration. */
 import { afterEach, describe, expect, test } from 'vitest';
 import { loadConfig } from '../src/config.js';
-import { openLimiterBackend } from '../src/limits/limiter-backend.js';
+import { memoryLimiterBackend } from '../src/limits/limiter-backend.js';
 import { createRateLimits } from '../src/limits/rate-limits.js';
-import { createLogger } from '../src/logger.js';
 import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 describeEachDialect('rate limits', (dialect) => {
@@ -184,16 +183,9 @@ describeEachDialect('rate limits', (dialect) => {
 
 describe('refusals remembered by the instance (src/limits/rate-limits.ts)', () => {
   test('a subject refused once is refused again from memory until its window ends, with the same Retry-After; others still count', async () => {
-    const backend = await openLimiterBackend({
-      redisUrl: null,
-      redisTimeoutMs: 1000,
-      postgresPool: null,
-      keyPrefix: 'memory',
-      logger: createLogger({ level: 'silent' }),
-    });
     const refusedNames: string[] = [];
     const limits = createRateLimits(
-      backend,
+      memoryLimiterBackend(),
       { ...loadConfig({ JWT_SECRET: 'x'.repeat(32) }).rateLimits, login: { points: 1, durationSeconds: 60 } },
       {
         onRefused: (name) => refusedNames.push(name),
@@ -217,18 +209,13 @@ describe('refusals remembered by the instance (src/limits/rate-limits.ts)', () =
     // The window ends: the address starts afresh.
     expect(limits.refusedAlready('login', ip, at(60))).toBeNull();
     await limits.consume('login', ip, at(60));
-    await backend.close();
   });
 
   test('at most 10,000 refused subjects are remembered: the oldest is forgotten first, and asked of the store again', async () => {
-    const backend = await openLimiterBackend({
-      redisUrl: null,
-      redisTimeoutMs: 1000,
-      postgresPool: null,
-      keyPrefix: 'memory',
-      logger: createLogger({ level: 'silent' }),
+    const limits = createRateLimits(memoryLimiterBackend(), {
+      ...loadConfig({ JWT_SECRET: 'x'.repeat(32) }).rateLimits,
+      login: { points: 1, durationSeconds: 3600 },
     });
-    const limits = createRateLimits(backend, { ...loadConfig({ JWT_SECRET: 'x'.repeat(32) }).rateLimits, login: { points: 1, durationSeconds: 3600 } });
     const now = new Date(Date.UTC(2026, 10, 24, 9, 0, 0));
     const address = (i: number) => ({ ip: `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` });
     for (let i = 0; i <= 10_000; i++) {
@@ -240,6 +227,5 @@ describe('refusals remembered by the instance (src/limits/rate-limits.ts)', () =
     expect(limits.refusedAlready('login', address(10_000), now)).toMatchObject({ code: 'rate_limited' });
     // Forgotten, not forgiven: the store still refuses it.
     await expect(limits.consume('login', address(0), now)).rejects.toMatchObject({ code: 'rate_limited' });
-    await backend.close();
   });
 });
