@@ -8,6 +8,7 @@ import type { Socket } from 'node:net';
 import { createAdaptorServer, type HttpBindings, type Http2Bindings } from '@hono/node-server';
 import { systemClock } from './clock.js';
 import { withBoundPort, type Config } from './config.js';
+import type { ErrorCode } from './errors.js';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
 import type { Logger } from './logger.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -154,14 +155,16 @@ const UNREADABLE_REQUESTS: Readonly<Record<string, { status: number; reason: str
  * own: only on a connection with no answer under way, and the connection is then closed.
  */
 function answerUnreadableRequest(error: NodeJS.ErrnoException, socket: Socket, headers: Readonly<Record<string, string>>): void {
-  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
-  if (error.code !== 'ECONNRESET' && socket.writable && (inFlight === undefined || inFlight === null || !inFlight.headersSent)) {
+  // Node's own test: the answer in flight on this connection, if any, has not begun.
+  const answerBegun = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage?.headersSent === true;
+  if (error.code !== 'ECONNRESET' && socket.writable && !answerBegun) {
     const { status, reason, message } = UNREADABLE_REQUESTS[error.code ?? ''] ?? {
       status: 400,
       reason: 'Bad Request',
       message: 'The request could not be read as HTTP.',
     };
-    const body = JSON.stringify({ error: 'malformed_request', message });
+    const code: ErrorCode = 'malformed_request';
+    const body = JSON.stringify({ error: code, message });
     const head = Object.entries({
       ...headers,
       'Content-Type': 'application/json; charset=utf-8',
