@@ -76,6 +76,7 @@ type WebAuthnServer = typeof import('@simplewebauthn/server');
 let webAuthnServer: Promise<WebAuthnServer> | undefined;
 /** Loaded on first use: most processes never see a passkey (DESIGN §10, memory). */
 const loadWebAuthnServer = (): Promise<WebAuthnServer> => (webAuthnServer ??= import('@simplewebauthn/server'));
+// Apart from the ceremonies: only a registration needs the helpers' CBOR decoder (1–3 MB more).
 type WebAuthnHelpers = typeof import('@simplewebauthn/server/helpers');
 let webAuthnHelpers: Promise<WebAuthnHelpers> | undefined;
 const loadWebAuthnHelpers = (): Promise<WebAuthnHelpers> => (webAuthnHelpers ??= import('@simplewebauthn/server/helpers'));
