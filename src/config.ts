@@ -373,9 +373,9 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   // Every admin request, counted before the key is compared: a wrong key is refused as cheaply as
   // a right one is served, and guessing is bounded (a 32-character key is out of reach anyway).
   admin: { points: 100, durationSeconds: 60 },
-  // Every scrape, counted before the token: each one reads the outbox and renders every metric,
-  // so an open /metrics must not be a cheap way to load the database. A Prometheus pair scraping
-  // every 15 s asks 8 a minute.
+  // Every scrape, counted before the token and in each instance's memory (gatehouse.ts): each one
+  // reads the outbox and renders every metric, so an open /metrics must not be a cheap way to load
+  // the database. A Prometheus pair scraping every 15 s asks each instance 8 times a minute.
   metrics: { points: 60, durationSeconds: 60 },
 });
 
