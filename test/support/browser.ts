@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { freePort } from './free-port.js';
 import { startServerProcess, type ServerProcess } from './server-process.js';
 
-export const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = '/usr/bin/chromium';
 /** Without the background-networking flags Chromium reaches for Google's hosts, which this closed network refuses. */
 const CHROMIUM_ARGS = [
   '--headless',
@@ -59,8 +59,6 @@ export interface BrowserSuite {
   readonly server: ServerProcess;
   /** BASE_URL: the origin the pages are opened at, chosen before the server starts. */
   readonly baseUrl: string;
-  /** Console and script errors of the pages opened by openPage in the current test. */
-  readonly problems: readonly string[];
   /** A fresh browser profile (no cookies) at desktop size, closed after the test. */
   openPage(viewport?: { width: number; height: number }): Promise<Page>;
   /** Closes `context` after the test, as openPage's own. */
@@ -131,9 +129,6 @@ export function useBrowserSuite(options: BrowserSuiteOptions): BrowserSuite {
     },
     get baseUrl() {
       return started(baseUrl, 'BASE_URL');
-    },
-    get problems() {
-      return problems;
     },
     async openPage(viewport = { width: 1280, height: 900 }) {
       const context = await started(browser, 'browser').newContext({ baseURL: started(baseUrl, 'BASE_URL'), viewport });
