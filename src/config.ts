@@ -20,6 +20,8 @@ export type RateLimitName =
   | 'mfaVerify'
   | 'emailSignIn'
   | 'passkeyLogin'
+  | 'reauthenticate'
+  | 'emailSignInCodeDaily'
   | 'admin'
   | 'metrics';
 
@@ -277,6 +279,17 @@ export const CONFIG_VARIABLES = [
       'passkey sign-in steps per client IP: each options request and each verification counts (a sign-in is two; /login asks for options once per visit)',
   },
   {
+    name: 'RATE_LIMIT_REAUTHENTICATE',
+    default: '10/15m',
+    meaning:
+      'checks of a current password (password and email change, 2FA and passkey changes, unlinking, account deletion) per user, and separately per client IP; right passwords count too',
+  },
+  {
+    name: 'RATE_LIMIT_EMAIL_SIGN_IN_CODE_DAILY',
+    default: '50/24h',
+    meaning: "wrong email sign-in codes per address per day; past it that address's codes are refused until the window ends (its links still work)",
+  },
+  {
     name: 'EMAIL_SIGN_IN_SIGNUP',
     default: 'false',
     meaning: 'true: an email sign-in request for an unknown address mails it too, and its first use creates the account (no password)',
@@ -370,6 +383,12 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitName, RateLimitRule>>
   // A passkey sign-in is two requests (options, verify), and /login asks for options on each
   // visit for the browser's autofill: room for a shared office address, not for a flood.
   passkeyLogin: { points: 30, durationSeconds: 15 * 60 },
+  // Each check of a current password is a bcrypt verification on the login hash pool: a signed-in
+  // person, right password or wrong, must not be able to keep that pool busy for everyone.
+  reauthenticate: { points: 10, durationSeconds: 15 * 60 },
+  // The login lock ends after its duration; a day's cap on wrong codes bounds what a patient
+  // guesser tries against one address (NIST SP 800-63B bounds consecutive failures).
+  emailSignInCodeDaily: { points: 50, durationSeconds: 24 * 3600 },
   // Every admin request, counted before the key is compared: a wrong key is refused as cheaply as
   // a right one is served, and guessing is bounded (a 32-character key is out of reach anyway).
   admin: { points: 100, durationSeconds: 60 },
@@ -399,6 +418,8 @@ const RATE_LIMIT_VARIABLES: Record<RateLimitName, ConfigVariable> = {
   mfaVerify: 'RATE_LIMIT_MFA_VERIFY',
   emailSignIn: 'RATE_LIMIT_EMAIL_SIGN_IN',
   passkeyLogin: 'RATE_LIMIT_PASSKEY_LOGIN',
+  reauthenticate: 'RATE_LIMIT_REAUTHENTICATE',
+  emailSignInCodeDaily: 'RATE_LIMIT_EMAIL_SIGN_IN_CODE_DAILY',
   admin: 'RATE_LIMIT_ADMIN',
   metrics: 'RATE_LIMIT_METRICS',
 };

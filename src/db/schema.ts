@@ -18,6 +18,8 @@ export interface UsersTable {
   last_login_at: number | null;
   /** When an operator disabled the account (migration 011); null: not disabled. */
   disabled_at: number | null;
+  /** 1: the password was chosen before the address was proved (migration 012, users/secure-unverified.ts). */
+  password_unproven: number;
 }
 
 export interface SessionsTable {

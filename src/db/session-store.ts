@@ -47,6 +47,7 @@ function sessionWithUserSelect(db: Kysely<Database>) {
       'users.created_at',
       'users.last_login_at',
       'users.disabled_at',
+      'users.password_unproven',
     ]);
 }
 

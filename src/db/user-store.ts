@@ -13,6 +13,7 @@ export function toUser(row: Selectable<UsersTable>): User {
     createdAt: new Date(row.created_at),
     lastLoginAt: row.last_login_at === null ? null : new Date(row.last_login_at),
     disabledAt: row.disabled_at === null ? null : new Date(row.disabled_at),
+    passwordUnproven: row.password_unproven === 1,
   };
 }
 
@@ -37,6 +38,8 @@ export function createUserStore(db: Kysely<Database>, dialect: 'sqlite' | 'postg
             email: user.email?.toLowerCase() ?? null,
             password_hash: user.passwordHash,
             email_verified: user.emailVerified ? 1 : 0,
+            // Whoever chooses a password for an address not proved yet may not own it.
+            password_unproven: user.passwordHash !== null && !user.emailVerified ? 1 : 0,
             preferences: '{}',
             created_at: user.createdAt.getTime(),
             last_login_at: null,
@@ -68,11 +71,15 @@ export function createUserStore(db: Kysely<Database>, dialect: 'sqlite' | 'postg
     },
 
     async removePassword(userId) {
-      await db.updateTable('users').set({ password_hash: null }).where('id', '=', userId).execute();
+      await db.updateTable('users').set({ password_hash: null, password_unproven: 0 }).where('id', '=', userId).execute();
     },
 
-    async markEmailVerified(userId) {
-      await db.updateTable('users').set({ email_verified: 1 }).where('id', '=', userId).execute();
+    async markEmailVerified(userId, { passwordProven } = { passwordProven: true }) {
+      await db
+        .updateTable('users')
+        .set(passwordProven ? { email_verified: 1, password_unproven: 0 } : { email_verified: 1 })
+        .where('id', '=', userId)
+        .execute();
     },
 
     async changeEmail(userId, email) {

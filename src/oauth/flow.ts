@@ -456,6 +456,7 @@ async function linkOnce(
     createdAt: ctx.now,
     lastLoginAt: null,
     disabledAt: null,
+    passwordUnproven: false,
   };
   if ((await tx.users.createUser(user)) === 'email_taken') throw new LinkRaceLost();
   if ((await tx.accounts.createAccount(newAccount(user.id))) === 'already_linked') throw new LinkRaceLost();

@@ -13,7 +13,8 @@ export type EmailTemplate =
   | 'email_change'
   | 'email_change_requested'
   | 'email_changed'
-  | 'email_sign_in';
+  | 'email_sign_in'
+  | 'account_secured';
 
 export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'dead' | 'expired';
 

@@ -182,3 +182,22 @@ export function renderEmailChangedEmail(options: { appName: string; newEmail: st
     outro: ['If it was you, there is nothing to do.', `If it was not you, contact the administrators of ${options.appName} at once.`],
   });
 }
+
+/**
+ * The first sign-in by a proof of the mailbox removed a password chosen before the address was
+ * proved, with what was set up through it: the person learns why it is gone and how to choose one.
+ */
+export function renderAccountSecuredEmail(options: { appName: string; baseUrl: string }): RenderedEmail {
+  return render({
+    template: 'account_secured',
+    subject: `Your ${options.appName} account was secured`,
+    intro: [
+      `You just signed in to ${options.appName} by proving that this email address is yours.`,
+      'Its password had been chosen before the address was confirmed, so it may have been set by someone else who registered your address. We removed that password, and with it the passkeys, two-factor settings, pending email change and sessions that were set up through it.',
+      'To sign in with a password again, choose a new one:',
+    ],
+    action: 'Choose a new password',
+    url: `${options.baseUrl}/forgot-password`,
+    outro: ['If you set that password yourself, nothing is wrong: choose a new one and set up your passkeys and two-factor sign-in again.'],
+  });
+}

@@ -84,6 +84,7 @@ export async function registerWithPassword(deps: PasswordFlowDeps, credentials: 
     createdAt: ctx.now,
     lastLoginAt: null,
     disabledAt: null,
+    passwordUnproven: true,
   };
   // The user, its verification token and the queued email exist together or not at all.
   const verification = await deps.stores.transaction(async (tx) => {

@@ -1,9 +1,18 @@
 /**
- * @module The account pre-hijacking defence (DESIGN §5, docs/security.md): when control of an
- * account's never-verified address is proved another way — a provider's verified email, a sign-in
- * link or code — whoever registered the address may not be its owner, so nothing they could have
- * planted survives. One list for every way in that proves an address: a capability that lets an
- * account hold a new way in adds it here.
+ * @module The account pre-hijacking defence (docs/security.md). Someone may register an address
+ * that is not theirs, choose its password, and wait for the owner. Two moments decide:
+ *
+ * - The first proof of the mailbox (verify-email, a reset, an email sign-in, a provider's
+ *   verified address) ends every session of a never-verified account and drops its pending email
+ *   change (`endUnprovedAccess`).
+ * - The first sign-in by a proof of the mailbox (email link or code, a provider with the verified
+ *   address, a reset) of an account whose password was chosen before the address was proved — and
+ *   not confirmed since from a browser signed in to it — removes that password with everything set
+ *   up through it (`secureForMailboxProof`): passkeys, second factor, recovery codes, pending email
+ *   change, sessions. Until then the spec's flow (register, verify from any client, sign in with
+ *   the password) keeps working.
+ *
+ * One list for every way in: a capability that lets an account hold a new way in adds it here.
  */
 import type { EmailChangeTokenStore } from '../account/store.js';
 import type { RecoveryCodeStore, TotpStore } from '../mfa/store.js';
@@ -20,12 +29,21 @@ export interface UnverifiedAccountStores {
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
 }
 
+/** What a proof of the mailbox removed, for the caller's audit row and the person's notice. */
+export interface SecuredAccount {
+  passwordRemoved: boolean;
+  sessionsRevoked: number;
+}
+
+/** True when a sign-in by a proof of the mailbox must first remove what the registrant may have planted. */
+export const needsSecuring = (user: Pick<User, 'emailVerified' | 'passwordUnproven'>): boolean => !user.emailVerified || user.passwordUnproven;
+
 /**
- * Removes the registrant's password, sessions, second factor, passkeys and pending move of the
- * account to an address of theirs, then marks the address verified. Run inside the transaction
- * that proves the address; what it removed is for the caller's audit row.
+ * Removes the password, sessions, second factor, passkeys and pending move of the account to
+ * another address, then marks the address verified (the password with it: there is none left).
+ * Run inside the transaction that proves the address, before the new session is issued.
  */
-export async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User): Promise<{ passwordRemoved: boolean; sessionsRevoked: number }> {
+export async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User): Promise<SecuredAccount> {
   await tx.users.removePassword(user.id);
   const sessionsRevoked = await tx.sessions.deleteUserSessions(user.id);
   await tx.totp.deleteTotp(user.id);
@@ -34,4 +52,12 @@ export async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user:
   await tx.emailChangeTokens.deleteUserEmailChangeTokens(user.id);
   await tx.users.markEmailVerified(user.id);
   return { passwordRemoved: user.passwordHash !== null, sessionsRevoked };
+}
+
+/**
+ * The sign-in by a proof of the mailbox: secures the account when `needsSecuring` says so (null
+ * otherwise, and nothing changes). Run inside the sign-in's transaction.
+ */
+export async function secureForMailboxProof(tx: UnverifiedAccountStores, user: User): Promise<SecuredAccount | null> {
+  return needsSecuring(user) ? secureUnverifiedAccount(tx, user) : null;
 }

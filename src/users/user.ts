@@ -10,6 +10,12 @@ export interface User {
   lastLoginAt: Date | null;
   /** Set by an operator (src/admin/): no sign-in by any method while set. */
   disabledAt: Date | null;
+  /**
+   * The password was chosen before the address was proved, by whoever registered it, and no
+   * browser signed in to the account has verified the address since: the first sign-in by a proof
+   * of the mailbox removes it with everything set up through it (users/secure-unverified.ts).
+   */
+  passwordUnproven: boolean;
 }
 
 /** What a client may see of a user (GET /api/auth/session). */
@@ -50,7 +56,12 @@ export interface UserStore {
   rehashPassword(userId: string, previousHash: string, passwordHash: string): Promise<boolean>;
   /** Leaves the user able to sign in only through a linked provider (account pre-hijacking defence). */
   removePassword(userId: string): Promise<void>;
-  markEmailVerified(userId: string): Promise<void>;
+  /**
+   * Marks the address verified. `passwordProven` (default true): the proof came from someone who
+   * also holds the account's password — a browser signed in to the account — so the password
+   * counts as its owner's; false leaves a password chosen before the proof marked as unproven.
+   */
+  markEmailVerified(userId: string, options?: { passwordProven: boolean }): Promise<void>;
   /**
    * Deletes the user; its sessions, tokens and provider links go with it (foreign keys cascade).
    * Audit rows stay, keyed by the user id. False when there was no such user.

@@ -14,6 +14,7 @@ import * as m008 from './008-two-factor.js';
 import * as m009 from './009-email-sign-in.js';
 import * as m010 from './010-passkeys.js';
 import * as m011 from './011-disabled-accounts.js';
+import * as m012 from './012-unproven-passwords.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '009-email-sign-in': m009,
   '010-passkeys': m010,
   '011-disabled-accounts': m011,
+  '012-unproven-passwords': m012,
 };
