@@ -168,6 +168,15 @@ describe('sealPendingSignIn() / openPendingSignIn()', () => {
     expect(openPendingSignIn(secret, value, pending.expiresAt)).toEqual({ ok: false, problem: 'expired' });
   });
 
+  test('the verifier is sealed: the payload holds an envelope, never the verifier, and a fresh one each time', () => {
+    const value = sealPendingSignIn(secret, pending);
+    const payload = JSON.parse(Buffer.from(value.split('.')[0]!, 'base64url').toString('utf8')) as { c: string };
+    expect(payload.c).toMatch(/^v1\./);
+    expect(value).not.toContain(pending.codeVerifier);
+    expect(Buffer.from(value.split('.')[0]!, 'base64url').toString('utf8')).not.toContain(pending.codeVerifier);
+    expect(sealPendingSignIn(secret, pending)).not.toBe(value);
+  });
+
   test('refuses a value signed with another secret, a changed payload, a missing or malformed value', () => {
     const value = sealPendingSignIn(secret, pending);
     expect(openPendingSignIn('another-secret-0123456789', value, now)).toEqual({ ok: false, problem: 'bad_signature' });

@@ -66,6 +66,25 @@ function gitHubUser(login: string, emails?: FakeGitHubEmail[]): { id: number; lo
   return user;
 }
 
+/**
+ * `value` and everything it decodes to, every way a reader might try: each run of base64 or
+ * base64url characters decoded, read as text, as bytes and as hex, and the text decoded again
+ * (a JSON payload inside a cookie part, a sealed value inside the JSON), three levels deep.
+ */
+function decodings(value: string, depth = 0): string[] {
+  const found = [value];
+  if (depth === 0) found.push(decodeURIComponent(value));
+  if (depth === 3) return found;
+  for (const part of value.split(/[^A-Za-z0-9_+/-]+/)) {
+    if (part.length < 8) continue;
+    // Node's base64 decoder takes both alphabets, with or without padding.
+    const bytes = Buffer.from(part, 'base64');
+    found.push(bytes.toString('latin1'), bytes.toString('hex'));
+    found.push(...decodings(bytes.toString('utf8'), depth + 1));
+  }
+  return found;
+}
+
 describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
   let t: TestGatehouse;
 
@@ -175,19 +194,40 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
     expect(header).toMatch(/; Max-Age=600/);
     expect(header).toMatch(/; Path=\//);
     expect(header).not.toMatch(/; Secure/);
-    // The signed cookie holds this very state and the verifier behind the challenge; the
-    // verifier itself never travels in the authorization request.
+    // The signed cookie holds this very state and the return path; the verifier only sealed (the
+    // next test looks for it there).
     const payload = JSON.parse(Buffer.from(cookieFrom(response, pendingNameOf(response))!.split('=')[1]!.split('.')[0]!, 'base64url').toString()) as {
       s: string;
       c: string;
       r: string;
     };
     expect(payload.s).toBe(url.searchParams.get('state'));
-    expect(createCodeChallenge(payload.c)).toBe(url.searchParams.get('code_challenge'));
-    expect(location).not.toContain(payload.c);
+    expect(payload.c).toMatch(/^v1\./);
     expect(payload.r).toBe('/dashboard');
     const second = await start();
     expect(new URL(second.location).searchParams.get('state')).not.toBe(url.searchParams.get('state'));
+  });
+
+  test('the pending cookie never holds the PKCE verifier: no part of it, decoded any way, contains the verifier GitHub receives', async () => {
+    gitHubUser('sealed');
+    const started = await start();
+    const value = started.cookie.slice(started.cookie.indexOf('=') + 1);
+    const before = fake.requests.length;
+    const back = await fake.authorize(started.location, { login: 'sealed' });
+    expect((await callback(back, started.cookie)).headers.get('location')).toBe('/dashboard');
+    const tokenRequest = fake.requests.slice(before).find((r) => r.path === '/login/oauth/access_token')!;
+    const verifier = new URLSearchParams(tokenRequest.body).get('code_verifier')!;
+    // The very verifier behind this sign-in's challenge, sent to GitHub at the callback.
+    expect(createCodeChallenge(verifier)).toBe(new URL(started.location).searchParams.get('code_challenge'));
+    const raw = Buffer.from(verifier, 'base64url');
+    const seen = decodings(value);
+    expect(seen.length).toBeGreaterThan(5);
+    for (const text of seen) {
+      expect(text).not.toContain(verifier);
+      expect(text).not.toContain(raw.toString('latin1'));
+      expect(text).not.toContain(raw.toString('hex'));
+    }
+    expect(started.location).not.toContain(verifier);
   });
 
   test('its redirects carry the API headers and a request id, and each cookie exactly once', async () => {
@@ -657,7 +697,7 @@ describeEachDialect('Sign in with GitHub', (dialect: Dialect) => {
 
   test('in production the pending cookie is Secure and __Host- prefixed', async () => {
     await t.close();
-    t = await open(oauthEnv({ NODE_ENV: 'production', BASE_URL: 'https://auth.example.com' }));
+    t = await open(oauthEnv({ NODE_ENV: 'production', BASE_URL: 'https://auth.example.com', BCRYPT_ROUNDS: '10', METRICS_PUBLIC: 'true' }));
     const response = await t.request('GET', '/api/auth/oauth/github');
     const header = setCookieHeader(response, pendingNameOf(response))!;
     expect(header).toMatch(/^__Host-gatehouse_oauth_[0-9a-f]{16}=/);

@@ -5,11 +5,14 @@
  * the signed payload is checked against the injected clock, so the 10-minute limit (SPEC §3)
  * holds even if a browser keeps the cookie longer than its Max-Age.
  *
- * The value is signed, not encrypted: it sits in an HttpOnly cookie of the very browser that
- * runs the flow, and the verifier is worthless without the one-time code the provider sends to
- * our callback (RFC 7636 §1 threat model).
+ * The PKCE verifier inside is sealed (AES-256-GCM, crypto/envelope.ts) under a key of its own,
+ * derived from AUTH_SECRET by HKDF, and bound to this sign-in's state: whoever reads the cookie —
+ * a log of request headers, a proxy, a script on a sibling page of a misconfigured host — learns
+ * the state, the nonce and the return path, which also travel in URLs, but not the verifier, the
+ * one value that turns an intercepted code into tokens (RFC 7636 §1).
  */
-import { hasValidSignature, signPayload } from '../crypto/mac.js';
+import { createEnvelope, type Envelope } from '../crypto/envelope.js';
+import { deriveKey, hasValidSignature, signPayload } from '../crypto/mac.js';
 import { z } from 'zod';
 
 /** SPEC §3 and §8: the flow must be completed within 10 minutes. */
@@ -29,11 +32,20 @@ export type PendingSignInProblem = 'missing' | 'malformed' | 'bad_signature' | '
 
 // Domain separation: a MAC made for this value can never be replayed as any other use of AUTH_SECRET.
 const MAC_CONTEXT = 'gatehouse.oauth-pending-sign-in.v1:';
+/** The HKDF label of the verifier's sealing key: no other use of AUTH_SECRET shares that key. */
+const VERIFIER_KEY_LABEL = 'gatehouse oauth pkce verifier v1';
+
+/** Seals verifiers under the key derived from `secret` (an HKDF per sign-in costs microseconds). */
+const verifierEnvelope = (secret: string): Envelope => createEnvelope([Buffer.from(deriveKey(secret, VERIFIER_KEY_LABEL))]);
+
+/** The sealed verifier belongs to this sign-in's state: moved into another pending sign-in, it does not open. */
+const verifierBinding = (state: string): string => `oauth-pkce-verifier:${state}`;
 
 const payloadSchema = z.object({
   p: z.string().min(1).max(64),
   s: z.string().min(1).max(128),
-  c: z.string().min(43).max(128),
+  // The sealed verifier: `v1.<key id>.<iv>.<ciphertext>.<tag>` (about 100 characters).
+  c: z.string().min(1).max(512),
   n: z.string().min(43).max(128),
   r: z.string().min(1).max(4096),
   e: z.number().int().positive(),
@@ -44,7 +56,7 @@ export function sealPendingSignIn(secret: string, pending: PendingSignIn): strin
     JSON.stringify({
       p: pending.provider,
       s: pending.state,
-      c: pending.codeVerifier,
+      c: verifierEnvelope(secret).seal(pending.codeVerifier, verifierBinding(pending.state)),
       n: pending.nonce,
       r: pending.returnTo,
       e: pending.expiresAt.getTime(),
@@ -70,12 +82,15 @@ export function openPendingSignIn(
     return { ok: false, problem: 'malformed' };
   }
   if (parsed.e <= now.getTime()) return { ok: false, problem: 'expired' };
+  // Signed with this secret, so sealed with its key: only a cookie of an older format gets here.
+  const codeVerifier = verifierEnvelope(secret).open(parsed.c, verifierBinding(parsed.s));
+  if (codeVerifier === null) return { ok: false, problem: 'malformed' };
   return {
     ok: true,
     pending: {
       provider: parsed.p,
       state: parsed.s,
-      codeVerifier: parsed.c,
+      codeVerifier,
       nonce: parsed.n,
       returnTo: parsed.r,
       expiresAt: new Date(parsed.e),
