@@ -33,9 +33,9 @@ import type { Metrics } from './metrics/metrics.js';
 import type { ChallengeCookieSettings } from './mfa/challenge.js';
 import type { MfaDeps } from './mfa/flow.js';
 import { createMfaRoutes, mfaRouteDocs } from './mfa/routes.js';
-import type { EmailSignInDeps } from './email-sign-in/flow.js';
+import { describeEmailSignInLink, type EmailSignInDeps } from './email-sign-in/flow.js';
 import { createEmailSignInRoutes, emailSignInRouteDocs } from './email-sign-in/routes.js';
-import type { VerificationDeps } from './email-verification/flow.js';
+import { describeVerificationLink, type VerificationDeps } from './email-verification/flow.js';
 import { createVerificationRoutes, verificationRouteDocs } from './email-verification/routes.js';
 import type { OAuthFlowDeps } from './oauth/flow.js';
 import { createOAuthRoutes, oauthRouteDocs } from './oauth/routes.js';
@@ -200,7 +200,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     }),
   );
 
-  const devMode = deps.config.mode === 'development';
+  // Tokens in answers: development mode, and only with a loopback BASE_URL (config.ts, devConveniences).
+  const devMode = deps.config.mode === 'development' && deps.config.devConveniences;
   // A right first factor that needs a second one has no audit row of its own: counted here.
   const countMfaRequired = (firstMethod: string): void => deps.metrics.recorder.login('mfa_required', firstMethod);
   app.route(
@@ -228,9 +229,27 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie, onIssued: countMfaRequired },
     }),
   );
-  app.route('/api/auth', createPasskeyRoutes({ flow: deps.passkeys, session: deps.session, cookie: deps.cookie, passkeyCookie: deps.passkeyCookie }));
+  app.route(
+    '/api/auth',
+    createPasskeyRoutes({
+      flow: deps.passkeys,
+      session: deps.session,
+      cookie: deps.cookie,
+      passkeyCookie: deps.passkeyCookie,
+      challenge: { key: deps.mfa.challengeKey, random: deps.mfa.random, cookie: deps.challengeCookie, onIssued: countMfaRequired },
+    }),
+  );
   // The pages (DESIGN §7) and their static assets, with their own headers (src/web/routes.ts).
-  app.route('/', createWebRoutes({ config: deps.config, session: deps.session, cookie: deps.cookie }));
+  app.route(
+    '/',
+    createWebRoutes({
+      config: deps.config,
+      session: deps.session,
+      cookie: deps.cookie,
+      describeVerificationLink: (token, now) => describeVerificationLink(deps.verification, token, now),
+      describeEmailSignInLink: (token, now) => describeEmailSignInLink(deps.emailSignIn, token, now),
+    }),
+  );
   app.route(
     '/api/auth',
     createOAuthRoutes({

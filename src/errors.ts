@@ -31,6 +31,7 @@ export const ERROR_CODES = [
   'account_disabled',
   'admin_unauthorized',
   'malformed_request',
+  'passkey_limit_reached',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -70,6 +71,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   account_disabled: 403,
   admin_unauthorized: 401,
   malformed_request: 400,
+  passkey_limit_reached: 409,
 };
 
 export interface ValidationIssue {

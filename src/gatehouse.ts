@@ -28,6 +28,7 @@ import { memoryLimiterBackend, openLimiterBackend, type LimiterBackend, type Lim
 import { createLoginLock, type LoginLock } from './limits/login-lock.js';
 import { createRateLimits } from './limits/rate-limits.js';
 import { createLogger, type Logger } from './logger.js';
+import { createRefusalCounter } from './audit/refusal-counter.js';
 import { observeAuditEvents } from './metrics/audit-observer.js';
 import { createMetrics } from './metrics/metrics.js';
 import { challengeCookieSettings, createChallengeKey } from './mfa/challenge.js';
@@ -35,6 +36,7 @@ import { createHashPool } from './password/hash-pool.js';
 import { createHibpBreachCheck } from './password/breach-check.js';
 import { createBcryptHasher, createSecretHasher, type PasswordHasher } from './password/hasher.js';
 import { RESET_TOKEN_BCRYPT_ROUNDS } from './password-reset/flow.js';
+import { pendingLinkCompleter } from './oauth/flow.js';
 import { createOAuthSetup, type ProviderHTTPSettings } from './oauth/setup.js';
 import { createPasskeyChallengeKey, passkeyCookieSettings } from './passkeys/challenge.js';
 import { relyingPartyOf } from './passkeys/relying-party.js';
@@ -49,8 +51,9 @@ export interface GatehouseOptions {
   hasher?: PasswordHasher;
   random?: RandomReader;
   /**
-   * Sends queued emails. Default: printed to the console outside production; in production,
-   * none until one is configured — emails stay queued (SPEC §1).
+   * Sends queued emails. Default: printed to the console outside production with a loopback
+   * BASE_URL (`config.devConveniences`); otherwise none until one is configured — emails stay
+   * queued (SPEC §1).
    */
   mailer?: Mailer | null;
   /** An already open database (tests pass one bound to a throwaway PostgreSQL schema). */
@@ -81,7 +84,8 @@ export interface Gatehouse {
   deliverQueuedEmails(): Promise<DeliveryReport>;
   /**
    * Deletes expired sessions, audit rows past AUDIT_RETENTION_DAYS, spent verification and
-   * reset tokens and expired consumed sign-ins, as of `now` (default: the clock). The server
+   * reset tokens and expired consumed sign-ins, as of `now` (default: the clock), after writing
+   * the summaries of refusal windows over by then (audit/refusal-counter.ts). The server
    * runs it at start and hourly; throws on a database failure.
    */
   sweep(now?: Date): Promise<SweepReport>;
@@ -105,6 +109,9 @@ export interface Readiness {
   database: 'ok' | 'unreachable';
   limiter: LimiterStatus;
 }
+
+/** How often the summaries of refusal windows that ended are written (audit/refusal-counter.ts). */
+const REFUSAL_FLUSH_INTERVAL_MS = 60_000;
 
 /**
  * @example
@@ -140,8 +147,14 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const scrapeLimits = createRateLimits(memoryLimiterBackend(), config.rateLimits, { onRefused: metrics.recorder.rateLimitRefused });
   const loginLock = createLoginLock(limiterBackend, config.lockout);
 
+  // Past a subject's first refusal in a window, refusals by a limit are counted, not written one
+  // by one (audit/refusal-counter.ts). The metrics observer wraps it, so it still sees each one.
+  const databaseStores = createStores(database.kysely, database.dialect);
+  const refusals = createRefusalCounter(databaseStores.audit, { logger });
+  const refusalFlush = setInterval(() => void refusals.flushEnded(clock.now()), REFUSAL_FLUSH_INTERVAL_MS);
+  refusalFlush.unref();
   // Sign-ins and locks are counted from the audit rows the flows write (metrics/audit-observer.ts).
-  const stores = observeAuditEvents(createStores(database.kysely, database.dialect), metrics.recorder);
+  const stores = observeAuditEvents({ ...databaseStores, audit: refusals.audit }, metrics.recorder);
   const consumedSignIns = createConsumedSignInStore(database.kysely);
   // Secure by the address people use, not by NODE_ENV (config.ts, httpsBaseUrl).
   const cookie = { name: config.sessionCookieName, secure: config.httpsBaseUrl };
@@ -151,6 +164,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     tokens: createSessionTokenCodec(config.jwtSecret),
     sessionExpiresInSeconds: config.sessionExpiresInSeconds,
     onSeen: createLastSeenRecorder(stores.sessions, background),
+    idleTimeoutMs: config.sessionIdleTimeoutSeconds === null ? null : config.sessionIdleTimeoutSeconds * 1000,
   };
   const hashPool = createHashPool();
   const hasher = options.hasher ?? createBcryptHasher({ rounds: config.bcryptRounds, pool: hashPool });
@@ -168,7 +182,12 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     maxAttempts: config.mail.maxAttempts,
     afterPurge: () => database.scrubPurgedData(),
   });
-  const verification = { stores, random, baseUrl: config.baseUrl, appName: config.mail.appName, onEmailQueued: emailPump.kick, limits };
+  const adminStore = createAdminStore(database.kysely);
+  const registrationOf = async (userId: string) => {
+    const [created] = await adminStore.searchAuditEvents({ userId, type: 'user_created', since: null, until: null, limit: 1, beforeId: null });
+    return created === undefined ? null : { ip: created.ip, userAgent: created.userAgent };
+  };
+  const verification = { stores, random, baseUrl: config.baseUrl, appName: config.mail.appName, onEmailQueued: emailPump.kick, limits, registrationOf };
 
   const notices = {
     limits,
@@ -183,6 +202,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   // Two-factor secrets are sealed with ENCRYPTION_KEY_BASE64, or outside production with the key
   // generated into the data folder; with neither, setup answers 503 naming the variable.
   const mfaKeys = config.encryptionKeys.length > 0 ? config.encryptionKeys : config.generatedEncryptionKey !== null ? [config.generatedEncryptionKey] : [];
+  const oauthSetup = createOAuthSetup(config, options.providerHTTP);
   const mfa = {
     stores,
     hasher,
@@ -196,9 +216,19 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     challengeKey: createChallengeKey(config.jwtSecret),
     spentChallenges: consumedSignIns,
     envelope: mfaKeys.length > 0 ? createEnvelope(mfaKeys) : null,
+    // A provider sign-in into a 2FA account links only at its code step (oauth/flow.ts).
+    afterSecondFactor: pendingLinkCompleter({
+      stores,
+      providers: oauthSetup.providers,
+      appName: config.mail.appName,
+      baseUrl: config.baseUrl,
+      limits,
+      logger,
+      onEmailQueued: emailPump.kick,
+    }),
   };
   const app = createApp({
-    admin: config.adminApiKey === null ? null : { apiKey: config.adminApiKey, limits, flow: { stores, admin: createAdminStore(database.kysely), loginLock } },
+    admin: config.adminApiKey === null ? null : { apiKey: config.adminApiKey, limits, flow: { stores, admin: adminStore, loginLock } },
     config,
     clock,
     logger,
@@ -279,7 +309,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
     },
     background,
     oauth: {
-      ...createOAuthSetup(config, options.providerHTTP),
+      ...oauthSetup,
       baseUrl: config.baseUrl,
       defaultReturnTo: config.defaultReturnTo,
       random,
@@ -314,11 +344,17 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
       await background.settle();
       return emailPump.drain();
     },
-    sweep: (now = clock.now()) => sweepExpiredRows({ stores, consumedSignIns, auditRetentionDays: config.auditRetentionDays }, now),
+    async sweep(now = clock.now()) {
+      await refusals.flushEnded(now);
+      return sweepExpiredRows({ stores, consumedSignIns, auditRetentionDays: config.auditRetentionDays }, now);
+    },
     readiness,
     async close() {
       try {
+        clearInterval(refusalFlush);
         await background.settle();
+        // The counts of windows not yet over are written now, or they would be lost.
+        await refusals.flushAll();
         await emailPump.stop();
         await mailer?.close?.();
         await hashPool.close();
@@ -362,14 +398,23 @@ function createReadinessCheck(database: DatabaseHandle, limiterBackend: LimiterB
 }
 
 /**
- * SMTP when SMTP_URL is set; otherwise the console outside production, and in production no
- * sender at all: emails stay queued (SPEC §1). With MAIL_DELIVERY=worker only `gatehouse mail`
- * sends, and the server just queues.
+ * SMTP when SMTP_URL is set; otherwise the console while development conveniences are on
+ * (outside production, with a loopback BASE_URL: config.ts), and else no sender at all: emails
+ * stay queued (SPEC §1), their links never printed where someone other than the developer at
+ * the machine may read them. With MAIL_DELIVERY=worker only `gatehouse mail` sends, and the
+ * server just queues.
  */
 function chooseMailer(config: Readonly<Config>, logger: Logger): Mailer | null {
   if (config.mail.delivery === 'worker') return null;
   if (config.mail.smtpUrl !== null) return createSmtpMailer({ url: config.mail.smtpUrl, from: config.mail.from, tls: config.mail.smtpTls });
-  if (config.mode !== 'production') return createConsoleMailer();
-  logger.warn('No email sender is configured (SMTP_URL): emails stay queued in email_outbox until one is.');
+  if (config.devConveniences) return createConsoleMailer();
+  if (config.mode === 'production') {
+    logger.warn('No email sender is configured (SMTP_URL): emails stay queued in email_outbox until one is.');
+  } else {
+    logger.warn(
+      { baseUrl: config.baseUrl },
+      'No email sender is configured (SMTP_URL), and BASE_URL is not localhost, 127.0.0.1 or [::1]: emails are not printed to the console; they stay queued in email_outbox until SMTP_URL is set.',
+    );
+  }
   return null;
 }

@@ -161,7 +161,11 @@ export async function requestEmailChange(
 const INVALID_TOKEN_MESSAGE = 'This link is invalid, expired or already used. Ask for a new one from your account page.';
 
 /** The token is the proof (like verify-email): no session needed. Only this POST spends it. */
-export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: RequestContext): Promise<void> {
+/**
+ * Moves the account to the new address. Every session but the one presenting the link (when it is
+ * the account's own) ends: whoever held a session through the old address holds nothing now.
+ */
+export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: RequestContext, presentedBy: ValidSession | null = null): Promise<void> {
   // A token from an email, like a verification link: the same per-IP limit against guessing.
   await deps.limits.consume('verifyEmail', { ip: ctx.ip }, ctx.now);
   const parts = parseOneTimeToken(token);
@@ -171,6 +175,7 @@ export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: 
   }
   const before = await deps.stores.users.findUserById(record.userId);
   const notifyOld = before !== null && before.email !== null && (await mayNotify(deps.notices, record.userId, 'email_changed', ctx.now));
+  let sessionsRevoked = 0;
   const outcome = await deps.stores.transaction(async (tx) => {
     // Only the request that deletes the row goes on: a token is spent exactly once under races.
     if (!(await tx.emailChangeTokens.deleteEmailChangeToken(record.id))) return 'spent';
@@ -181,6 +186,8 @@ export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: 
     // must roll back (the token stays unspent; the answer stays 409 while the address is taken).
     if ((await tx.users.changeEmail(user.id, record.newEmail)) === 'email_taken')
       throw conflict('email_exists', 'Another account uses this email address now.');
+    const keep = presentedBy !== null && presentedBy.user.id === user.id ? presentedBy.session.id : null;
+    sessionsRevoked = keep !== null ? await tx.sessions.deleteOtherUserSessions(user.id, keep) : await tx.sessions.deleteUserSessions(user.id);
     // Links mailed to the old address die with it: reset and verification tokens, queued emails.
     await tx.resetTokens.deleteUserResetTokens(user.id);
     await tx.verificationTokens.deleteUserVerificationTokens(user.id);
@@ -196,7 +203,7 @@ export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: 
   });
   if (outcome === 'spent') throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
   if (notifyOld) deps.onEmailQueued();
-  await recordAudit(deps.stores.audit, ctx, 'email_changed', outcome.id, { email: record.newEmail, previousEmail: outcome.email });
+  await recordAudit(deps.stores.audit, ctx, 'email_changed', outcome.id, { email: record.newEmail, previousEmail: outcome.email, sessionsRevoked });
 }
 
 /**
@@ -245,8 +252,16 @@ export async function listLinkedSignIns(deps: Pick<AccountDeps, 'stores'>, signe
 }
 
 /** Unlinks a provider, never the last way in: without a password another provider or a passkey must remain. */
-export async function unlinkProvider(deps: Pick<AccountDeps, 'stores'>, signedIn: ValidSession, provider: string, ctx: RequestContext): Promise<void> {
+export async function unlinkProvider(
+  deps: ReauthDeps,
+  signedIn: ValidSession,
+  input: { provider: string; currentPassword?: string | undefined },
+  ctx: RequestContext,
+): Promise<void> {
   const { user } = signedIn;
+  const { provider } = input;
+  // A stolen session must not be able to cut the owner's provider off their account.
+  await reauthenticate(deps, user, signedIn.session, input.currentPassword, ctx);
   const unlinked = await deps.stores.transaction(async (tx) => {
     // Two unlinks at once must not each see the other's provider as the one that remains.
     await tx.users.lockUser(user.id);

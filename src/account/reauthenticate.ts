@@ -6,7 +6,8 @@
  *
  * A wrong `currentPassword` is a failed login of that email: it is counted by the login lock, in
  * the same reserve → check → record order as login (limits/login-lock.ts), so a session cannot
- * be used to guess the password any faster than the login page.
+ * be used to guess the password any faster than the login page. Every check, right or wrong, is
+ * also counted by RATE_LIMIT_REAUTHENTICATE per user and per IP.
  */
 import { recordAudit } from '../audit/record.js';
 import { forbidden, tooManyRequests, unauthorized } from '../errors.js';
@@ -18,7 +19,7 @@ import type { User } from '../users/user.js';
 
 export const RECENT_SIGN_IN_MS = 10 * 60 * 1000;
 
-export type ReauthDeps = Pick<PasswordFlowDeps, 'stores' | 'hasher' | 'loginLock' | 'notices' | 'background'>;
+export type ReauthDeps = Pick<PasswordFlowDeps, 'stores' | 'hasher' | 'loginLock' | 'notices' | 'background' | 'limits'>;
 
 export async function reauthenticate(
   deps: ReauthDeps,
@@ -32,6 +33,10 @@ export async function reauthenticate(
     throw forbidden('reauthentication_required', 'Sign in again to do this: your sign-in is more than 10 minutes old.');
   }
   if (currentPassword === undefined) throw forbidden('reauthentication_required', 'Enter your current password to do this.');
+  // Every check is a bcrypt verification on the pool logins share: right passwords count too, or
+  // one signed-in person could keep that pool busy for everyone (per user and per IP).
+  await deps.limits.consume('reauthenticate', { userId: user.id }, ctx.now);
+  await deps.limits.consume('reauthenticate', { ip: ctx.ip }, ctx.now);
 
   const subjects: LockSubject[] = user.email !== null ? [{ email: user.email }] : [{ ip: ctx.ip }];
   const reservation = await deps.loginLock.reserve(subjects, ctx.now);

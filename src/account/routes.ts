@@ -12,7 +12,7 @@ import { acceptNoBody, readJsonBody } from '../http/json-body.js';
 import { emailSchema, loginPasswordSchema, newPasswordSchema } from '../password/rules.js';
 import { clearSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
-import { requireSession } from '../session/read-session.js';
+import { readValidSession, requireSession } from '../session/read-session.js';
 import {
   changePassword,
   confirmEmailChange,
@@ -30,6 +30,7 @@ import { messageAnswer, okAnswer, type RouteDoc } from '../http/route-docs.js';
 // `currentPassword` may be absent: an account without a password re-authenticates by a recent
 // sign-in instead, and one with a password then gets 403 reauthentication_required.
 const currentPassword = loginPasswordSchema.optional();
+const reauthenticationBody = z.object({ currentPassword });
 const passwordChangeBody = z.object({ currentPassword, newPassword: newPasswordSchema });
 const emailChangeBody = z.object({ newEmail: emailSchema, currentPassword });
 const confirmBody = z.object({ token: z.string().min(1, 'is required') });
@@ -83,7 +84,8 @@ export function createAccountRoutes(deps: AccountRouteDeps): Hono<AppEnv> {
     })
     .post('/email/change/confirm', async (c) => {
       const { token } = await readJsonBody(c, confirmBody);
-      await confirmEmailChange(deps.flow, token, c.get('requestContext'));
+      // The session presenting the link (if it is the account's own) is the one that stays.
+      await confirmEmailChange(deps.flow, token, c.get('requestContext'), await readValidSession(c, deps));
       return jsonAnswer(c, { message: 'Your email address is changed and verified.', changed: true });
     })
     .post('/account/delete', async (c) => {
@@ -98,11 +100,12 @@ export function createAccountRoutes(deps: AccountRouteDeps): Hono<AppEnv> {
       return jsonAnswer(c, await listLinkedSignIns(deps.flow, signedIn));
     })
     .delete('/accounts/:provider', async (c) => {
-      await acceptNoBody(c);
       const signedIn = await requireSession(c, deps);
       const provider = c.req.param('provider');
       if (!PROVIDER_ID.test(provider)) throw notFound('No such linked sign-in.');
-      await unlinkProvider(deps.flow, signedIn, provider, c.get('requestContext'));
+      // A DELETE carries the re-authentication in a JSON body, as the other sensitive actions do.
+      const body = await readJsonBody(c, reauthenticationBody);
+      await unlinkProvider(deps.flow, signedIn, { provider, currentPassword: body.currentPassword }, c.get('requestContext'));
       return jsonAnswer(c, { ok: true });
     });
 }
@@ -220,11 +223,11 @@ export const accountRouteDocs: RouteDoc[] = [
     method: 'delete',
     path: '/accounts/:provider',
     tag: 'Account',
-    summary: 'Unlink a sign-in provider',
+    summary: 'Unlink a sign-in provider (re-authenticated)',
     auth: 'session',
-    body: 'none',
+    body: reauthenticationBody,
     params: providerParam,
     answers: [{ status: 200, description: 'Unlinked.', json: okAnswer }],
-    errors: ['not_found', 'last_sign_in_method'],
+    errors: ['not_found', 'last_sign_in_method', 'invalid_credentials', 'reauthentication_required', 'account_locked', 'rate_limited'],
   },
 ];

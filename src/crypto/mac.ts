@@ -26,8 +26,12 @@ export function hasValidSignature(key: string | Uint8Array, payload: string, sig
 }
 
 const SIGNED_RECORD_VERSION = 'v1';
-/** Longer than any record we sign: anything longer is not read at all. */
-const MAX_SIGNED_RECORD_LENGTH = 1024;
+/**
+ * Longer than any record we sign — a second-factor challenge carries a return_to of up to 2,048
+ * characters, which base64url makes about 2,750 — and short enough for a browser to keep as a
+ * cookie (4,096 bytes with its name and attributes). Anything longer is not read at all.
+ */
+export const MAX_SIGNED_RECORD_LENGTH = 3800;
 
 /**
  * A small record with its expiry `e` (epoch ms) as `v1.<base64url JSON>.<MAC of "v1.<payload>">`,

@@ -22,14 +22,14 @@ import { AppError, badRequest, tooManyRequests, unauthorized } from '../errors.j
 import type { LockSubject, LoginLock } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import { isSecondFactorRequired } from '../mfa/flow.js';
-import { noticeAccountLocked, type LockNoticeDeps } from '../outbox/notices.js';
+import { noticeAccountLocked, queueSecurityNotice, type LockNoticeDeps } from '../outbox/notices.js';
 import { queueEmail } from '../outbox/queue.js';
-import { renderEmailSignInEmail } from '../outbox/templates.js';
+import { renderAccountSecuredEmail, renderEmailSignInEmail } from '../outbox/templates.js';
 import { randomBytes, type RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
-import { secureUnverifiedAccount } from '../users/secure-unverified.js';
+import { secureForMailboxProof } from '../users/secure-unverified.js';
 import type { User } from '../users/user.js';
 import type { EmailSignInRecord } from './store.js';
 
@@ -134,6 +134,20 @@ export async function requestEmailSignIn(
 const INVALID_TOKEN_MESSAGE = 'This sign-in link is invalid, expired or already used. Ask for a new one.';
 const INVALID_CODE_MESSAGE = 'That code is not right, or it has expired. Check the email, or ask for a new one.';
 
+/**
+ * The address a live link signs into, read without spending it, for the page: a link someone else
+ * requested and sent to the person would otherwise swap their session for the sender's account
+ * without a word. Null for anything but a live link.
+ */
+export async function describeEmailSignInLink(deps: Pick<EmailSignInDeps, 'stores'>, token: string, now: Date): Promise<{ email: string } | null> {
+  const parts = parseOneTimeToken(token);
+  const record = parts ? await deps.stores.emailSignIns.findEmailSignInById(parts.id) : null;
+  if (parts === null || record === null || !hexDigestsEqual(sha256Hex(parts.secret), record.secretHash) || record.expiresAt.getTime() <= now.getTime()) {
+    return null;
+  }
+  return { email: record.email };
+}
+
 /** Signs in with the link's token: 400 invalid_token for anything but a live one. */
 export async function verifyEmailSignInLink(deps: EmailSignInDeps, token: string, ctx: RequestContext): Promise<EmailSignInOutcome> {
   await deps.limits.consume('verifyEmail', { ip: ctx.ip }, ctx.now);
@@ -157,6 +171,14 @@ export async function verifyEmailSignInLink(deps: EmailSignInDeps, token: string
  */
 export async function verifyEmailSignInCode(deps: EmailSignInDeps, input: { email: string; code: string }, ctx: RequestContext): Promise<EmailSignInOutcome> {
   await deps.limits.consume('verifyEmail', { ip: ctx.ip }, ctx.now);
+  // The login lock ends after its duration; this bounds what a patient guesser tries against one
+  // address in a day (RATE_LIMIT_EMAIL_SIGN_IN_CODE_DAILY wrong codes, then none until it ends).
+  try {
+    await deps.limits.assertAllowance('emailSignInCodeDaily', { email: input.email }, ctx.now);
+  } catch (error) {
+    await recordAudit(deps.stores.audit, ctx, 'login_failure', null, { email: input.email, reason: 'daily_code_limit', method: 'email_code' });
+    throw error;
+  }
   const subjects: LockSubject[] = [{ email: input.email }, { ip: ctx.ip }];
   const refuse = async (reason: 'locked' | 'busy', error: AppError): Promise<never> => {
     await recordAudit(deps.stores.audit, ctx, 'login_failure', null, { email: input.email, reason, method: 'email_code' });
@@ -182,6 +204,7 @@ export async function verifyEmailSignInCode(deps: EmailSignInDeps, input: { emai
     if (record === null || user === null) {
       // A wrong code for a live row counts toward killing that code.
       if (record !== null && !matches && usable) await deps.stores.emailSignIns.countWrongCode(record.id, MAX_CODE_ATTEMPTS);
+      await countDailyWrongCode(deps, input.email, ctx.now);
       const lockedNow = await deps.loginLock.recordFailure(reservation.reserved, ctx.now);
       const owner = await deps.stores.users.findUserByEmail(input.email);
       if (owner !== null && lockedNow.some((subject) => 'email' in subject)) noticeAccountLocked(deps, owner, ctx.now);
@@ -198,6 +221,15 @@ export async function verifyEmailSignInCode(deps: EmailSignInDeps, input: { emai
     await deps.loginLock.release(reservation.reserved);
   }
   return finishSignIn(deps, signedIn.user, 'email_code', signedIn.record.returnTo, ctx, () => deps.loginLock.recordSuccess(ctx.now, [{ email: input.email }]));
+}
+
+/** One wrong code against the address's daily budget; the refusal itself comes at the next try (assertAllowance). */
+async function countDailyWrongCode(deps: EmailSignInDeps, email: string, now: Date): Promise<void> {
+  try {
+    await deps.limits.consume('emailSignInCodeDaily', { email }, now);
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== 'rate_limited') throw error;
+  }
 }
 
 /**
@@ -225,18 +257,25 @@ async function spendAndResolveUser(
     }
     // The account's address changed since the request: the link was mailed to the old one.
     if (user === null || user.email !== record.email) return null;
-    let secured: { passwordRemoved: boolean; sessionsRevoked: number } | null = null;
-    // As for a provider link (oauth/flow.ts): nothing the registrant planted survives.
-    if (!user.emailVerified) secured = await secureUnverifiedAccount(tx, user);
+    // A sign-in by a proof of the mailbox, as a provider link (oauth/flow.ts): nothing the
+    // registrant may have planted survives, and the person is told why their password is gone.
+    const secured = created ? null : await secureForMailboxProof(tx, user);
+    let notified = false;
+    if (secured?.passwordRemoved === true) {
+      notified = await queueSecurityNotice(deps.notices, tx.outbox, { userId: user.id, email: record.email }, renderAccountSecuredEmail(deps), ctx.now);
+    }
     const fresh = await tx.users.findUserById(user.id);
-    return fresh === null ? null : { user: fresh, created, secured };
+    return fresh === null ? null : { user: fresh, created, secured, notified, wasVerified: user.emailVerified };
   });
   if (outcome === null) return null;
+  if (outcome.notified) deps.onEmailQueued();
   if (outcome.created) await recordAudit(deps.stores.audit, ctx, 'user_created', outcome.user.id, { email: outcome.user.email, method: 'email' });
   if (outcome.secured !== null && !outcome.created) {
     await recordAudit(deps.stores.audit, ctx, 'config_updated', outcome.user.id, {
       action: 'unverified_account_secured_for_email_sign_in',
       email: outcome.user.email,
+      // A verified address whose password was chosen before it was proved (and never confirmed since).
+      passwordUnproven: outcome.wasVerified,
       ...outcome.secured,
     });
   }

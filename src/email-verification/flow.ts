@@ -16,6 +16,7 @@ import type { RateLimits } from '../limits/rate-limits.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import type { Stores } from '../stores.js';
+import type { ValidSession } from '../session/flow.js';
 import type { User } from '../users/user.js';
 import type { VerificationTokenRecord } from './store.js';
 
@@ -29,6 +30,8 @@ export interface VerificationDeps {
   /** Called after a transaction queued an email, so the sender can pick it up at once. */
   onEmailQueued: () => void;
   limits: RateLimits;
+  /** The client that registered the user, from its `user_created` audit row; null once retention removed it. */
+  registrationOf: (userId: string) => Promise<{ ip: string | null; userAgent: string | null } | null>;
 }
 
 export interface IssuedLink {
@@ -76,16 +79,59 @@ async function liveVerificationToken(deps: VerificationDeps, token: string, ctx:
   return record;
 }
 
-export async function verifyEmail(deps: VerificationDeps, token: string, ctx: RequestContext): Promise<void> {
+/**
+ * Spends the token and marks the address verified. The link proves control of the mailbox, not
+ * that whoever registered the address is its owner (account pre-hijacking, users/secure-unverified.ts):
+ * every other session of the account ends and its pending email change is dropped. Presented from
+ * a browser signed in to the account (`presentedBy`), the one person holds both the password and
+ * the mailbox, so the password counts as the owner's; from any other client it stays usable, but
+ * the first sign-in by a proof of the mailbox will remove it.
+ */
+export async function verifyEmail(deps: VerificationDeps, token: string, ctx: RequestContext, presentedBy: ValidSession | null = null): Promise<void> {
   const record = await liveVerificationToken(deps, token, ctx);
-  const user = await deps.stores.transaction(async (tx) => {
+  const keepSessionId = presentedBy !== null && presentedBy.user.id === record.userId ? presentedBy.session.id : null;
+  const outcome = await deps.stores.transaction(async (tx) => {
     // Only the request that deletes the row wins: a token is spent exactly once under races.
     if (!(await tx.verificationTokens.deleteVerificationToken(record.id))) return null;
-    await tx.users.markEmailVerified(record.userId);
-    return tx.users.findUserById(record.userId);
+    await tx.users.markEmailVerified(record.userId, { passwordProven: keepSessionId !== null });
+    const sessionsRevoked =
+      keepSessionId !== null ? await tx.sessions.deleteOtherUserSessions(record.userId, keepSessionId) : await tx.sessions.deleteUserSessions(record.userId);
+    await tx.emailChangeTokens.deleteUserEmailChangeTokens(record.userId);
+    const user = await tx.users.findUserById(record.userId);
+    return user === null ? null : { user, sessionsRevoked };
   });
-  if (user === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
-  await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: user.email, reason: 'email_verified' });
+  if (outcome === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
+  const { user, sessionsRevoked } = outcome;
+  await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, {
+    email: user.email,
+    reason: 'email_verified',
+    fromSignedInBrowser: keepSessionId !== null,
+    sessionsRevoked,
+  });
+}
+
+/** What the verification page shows before anyone confirms: the account the link belongs to, and where it was registered. */
+export interface VerificationLinkDescription {
+  email: string;
+  createdAt: Date;
+  /** The client that registered the account (its audit row); null when that row is gone (retention). */
+  createdFrom: { ip: string | null; userAgent: string | null } | null;
+}
+
+/**
+ * Reads a live link without spending it, for the page: its owner sees when and from where the
+ * account was created, and can tell a registration of theirs from someone else's. Null for
+ * anything but a live token of an unverified account.
+ */
+export async function describeVerificationLink(deps: Pick<VerificationDeps, 'stores' | 'registrationOf'>, token: string, now: Date): Promise<VerificationLinkDescription | null> {
+  const parts = parseOneTimeToken(token);
+  const record = parts ? await deps.stores.verificationTokens.findVerificationToken(parts.id) : null;
+  if (parts === null || record === null || !hexDigestsEqual(sha256Hex(parts.secret), record.secretHash) || record.expiresAt.getTime() <= now.getTime()) {
+    return null;
+  }
+  const user = await deps.stores.users.findUserById(record.userId);
+  if (user === null || user.email === null) return null;
+  return { email: user.email, createdAt: user.createdAt, createdFrom: await deps.registrationOf(user.id) };
 }
 
 /**

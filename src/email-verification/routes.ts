@@ -6,7 +6,7 @@ import type { AppEnv } from '../http/env.js';
 import { acceptNoBody, readJsonBody } from '../http/json-body.js';
 import type { SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
-import { requireSession } from '../session/read-session.js';
+import { readValidSession, requireSession } from '../session/read-session.js';
 import { declineAccount, resendVerification, verifyEmail, type VerificationDeps } from './flow.js';
 import type { RouteDoc } from '../http/route-docs.js';
 
@@ -24,7 +24,8 @@ export function createVerificationRoutes(deps: VerificationRouteDeps): Hono<AppE
   return new Hono<AppEnv>()
     .post('/verify-email', async (c) => {
       const { token } = await readJsonBody(c, verifyBody);
-      await verifyEmail(deps.flow, token, c.get('requestContext'));
+      // A browser signed in to the account proves the password and the mailbox are one person's.
+      await verifyEmail(deps.flow, token, c.get('requestContext'), await readValidSession(c, deps));
       return jsonAnswer(c, { message: 'Your email address is verified.', verified: true });
     })
     .post('/verify-email/decline', async (c) => {

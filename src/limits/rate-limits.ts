@@ -38,6 +38,11 @@ export interface RateLimits {
    * `name` (counted as a refusal; the store is not asked); null otherwise, and `consume` decides.
    */
   refusedAlready(name: RateLimitName, subject: LimitSubject, now: Date): AppError | null;
+  /**
+   * Throws the 429 when `subject` has used up `name` in the current window, without counting
+   * anything: for a budget of failures, checked before each try and consumed only by a failure.
+   */
+  assertAllowance(name: RateLimitName, subject: LimitSubject, now: Date): Promise<void>;
 }
 
 /**
@@ -105,5 +110,16 @@ export function createRateLimits(backend: LimiterBackend, rules: Readonly<Record
     },
 
     refusedAlready: (name, subject, now) => rememberedRefusal(name, counterOf(name, subject, now).key, now),
+
+    async assertAllowance(name, subject, now) {
+      const { limiter, key, endsAtMs } = counterOf(name, subject, now);
+      const remembered = rememberedRefusal(name, key, now);
+      if (remembered !== null) throw remembered;
+      const rule = limiters.get(name)?.rule;
+      if (rule !== undefined && (await limiter.read(key)) >= rule.points) {
+        remember(`${name}|${key}`, endsAtMs);
+        throw refusal(name, now, endsAtMs);
+      }
+    },
   };
 }

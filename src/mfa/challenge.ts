@@ -9,7 +9,7 @@
  */
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
-import { deriveKey, readSignedRecord, signRecord } from '../crypto/mac.js';
+import { deriveKey, MAX_SIGNED_RECORD_LENGTH, readSignedRecord, signRecord } from '../crypto/mac.js';
 import { addAnswerCookie, clearAnswerCookie } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { randomBase64url, type RandomReader } from '../random.js';
@@ -43,8 +43,13 @@ export function issueChallenge(
     returnTo: input.returnTo,
     expiresAt: new Date(input.now.getTime() + CHALLENGE_LIFETIME_MS),
   };
-  const value = signRecord(key, { i: challenge.id, u: challenge.userId, m: challenge.firstMethods, r: challenge.returnTo, e: challenge.expiresAt.getTime() });
-  return { challenge, value };
+  const sign = (returnTo: string | null) =>
+    signRecord(key, { i: challenge.id, u: challenge.userId, m: challenge.firstMethods, r: returnTo, e: challenge.expiresAt.getTime() });
+  const value = sign(challenge.returnTo);
+  if (value.length <= MAX_SIGNED_RECORD_LENGTH) return { challenge, value };
+  // A return_to of many multi-byte characters would make a cookie no browser keeps: the sign-in
+  // finishes on the default page rather than never.
+  return { challenge: { ...challenge, returnTo: null }, value: sign(null) };
 }
 
 /** The challenge in `value` when its signature holds and it has not expired; null otherwise. */

@@ -47,6 +47,8 @@ export interface MfaDeps extends ReauthDeps {
   spentChallenges: Pick<ConsumedSignInStore, 'consumeSignIn'>;
   /** Seals TOTP secrets; null without a key (ENCRYPTION_KEY_BASE64), and setup then answers 503. */
   envelope: Envelope | null;
+  /** Finishes what the first step left waiting for the code (a provider link: oauth/flow.ts), before the session is issued. */
+  afterSecondFactor?: (challenge: Challenge, ctx: RequestContext) => Promise<void>;
 }
 
 export interface MfaStatus {
@@ -143,12 +145,17 @@ export async function enableTotp(deps: MfaDeps, signedIn: ValidSession, code: st
   }
   const step = matchTotpStep(openSecret(deps, user.id, pending.secretEnc), code, ctx.now);
   if (step === null) throw badRequest('invalid_code', 'That code is not right. Enter the 6-digit code your authenticator app shows now.');
-  const recoveryCodes = await deps.stores.transaction(async (tx) => {
+  const enabled = await deps.stores.transaction(async (tx) => {
     if (!(await tx.totp.enableTotp(user.id, pending.secretEnc, step, ctx.now))) return null;
-    return replaceRecoveryCodes({ stores: tx, random: deps.random, challengeKey: deps.challengeKey }, user.id, ctx.now);
+    const codes = await replaceRecoveryCodes({ stores: tx, random: deps.random, challengeKey: deps.challengeKey }, user.id, ctx.now);
+    // Every other session was signed in with one factor: from now on the account asks for two, so
+    // they end (a session someone else holds would otherwise outlive the new protection).
+    const sessionsRevoked = await tx.sessions.deleteOtherUserSessions(user.id, signedIn.session.id);
+    return { codes, sessionsRevoked };
   });
-  if (recoveryCodes === null) throw badRequest('mfa_already_enabled', 'Two-factor sign-in is already on.');
-  await recordAudit(deps.stores.audit, ctx, 'mfa_enabled', user.id, { method: 'totp' });
+  if (enabled === null) throw badRequest('mfa_already_enabled', 'Two-factor sign-in is already on.');
+  const recoveryCodes = enabled.codes;
+  await recordAudit(deps.stores.audit, ctx, 'mfa_enabled', user.id, { method: 'totp', sessionsRevoked: enabled.sessionsRevoked });
   return { recoveryCodes };
 }
 
@@ -227,6 +234,7 @@ export async function verifySecondFactor(
   } finally {
     await deps.loginLock.release(reservation.reserved);
   }
+  await deps.afterSecondFactor?.(challenge, ctx);
   await deps.stores.users.recordLogin(user.id, ctx.now);
   const session = await issueSession(deps.session, user.id, ctx, [...challenge.firstMethods, method]);
   if (method === 'recovery_code')

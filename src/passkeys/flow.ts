@@ -17,8 +17,9 @@
 import { randomUUID } from 'node:crypto';
 import { reauthenticate, type ReauthDeps } from '../account/reauthenticate.js';
 import { recordAudit } from '../audit/record.js';
-import { badRequest, conflict, notFound, unauthorized, type AppError } from '../errors.js';
+import { badRequest, conflict, forbidden, notFound, unauthorized, type AppError } from '../errors.js';
 import type { RateLimits } from '../limits/rate-limits.js';
+import { isSecondFactorRequired } from '../mfa/flow.js';
 import type { ConsumedSignInStore } from '../oauth/store.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
@@ -30,6 +31,8 @@ import type { RelyingParty } from './relying-party.js';
 import type { PasskeyRecord } from './store.js';
 
 export const PASSKEY_METHOD = 'passkey';
+/** In `session.methods` beside `passkey`: the authenticator checked a PIN or biometric, so the passkey stands for two factors. */
+export const USER_VERIFICATION_METHOD = 'user_verification';
 const DEFAULT_NAME = 'Passkey';
 /** The transports WebAuthn Level 3 names; anything else a client sends is dropped. */
 const KNOWN_TRANSPORTS = new Set(['ble', 'cable', 'hybrid', 'internal', 'nfc', 'smart-card', 'usb']);
@@ -104,8 +107,12 @@ export async function startPasskeyRegistration(
   ctx: RequestContext,
 ): Promise<{ options: unknown; challengeCookie: string }> {
   const { user } = signedIn;
+  // As for two-factor sign-in (mfa/flow.ts): an unverified address may not be its owner's, and a
+  // passkey a squatter adds would be a way into the account once its owner claims the address.
+  if (user.email !== null && !user.emailVerified) throw forbidden('email_not_verified', 'Verify your email address before you add a passkey.');
   await reauthenticate(deps, user, signedIn.session, currentPassword, ctx);
   const existing = await deps.stores.passkeys.listUserPasskeys(user.id);
+  if (existing.length >= MAX_PASSKEYS_PER_ACCOUNT) throw passkeyLimitReached();
   const { challenge, value } = issuePasskeyChallenge(deps.challengeKey, deps.random, { kind: 'register', userId: user.id, now: ctx.now });
   const { generateRegistrationOptions } = await loadWebAuthnServer();
   const options = await generateRegistrationOptions({
@@ -122,6 +129,14 @@ export async function startPasskeyRegistration(
   });
   return { options, challengeCookie: value };
 }
+
+/**
+ * Room for every device a person owns, several times over; a bound so that one account cannot
+ * grow its rows (and each sign-in's lookups) without end.
+ */
+export const MAX_PASSKEYS_PER_ACCOUNT = 20;
+const passkeyLimitReached = (): AppError =>
+  conflict('passkey_limit_reached', `An account can hold at most ${MAX_PASSKEYS_PER_ACCOUNT} passkeys. Remove one you no longer use first.`);
 
 const REGISTRATION_CHALLENGE_MESSAGE = 'This passkey setup has expired or was already used. Start adding the passkey again.';
 
@@ -160,6 +175,8 @@ export async function finishPasskeyRegistration(
     throw badRequest('passkey_invalid', 'The passkey could not be verified. Try adding it again.', error);
   }
   const count = await deps.stores.passkeys.countUserPasskeys(user.id);
+  // Counted again: several setups may have been started before any finished.
+  if (count >= MAX_PASSKEYS_PER_ACCOUNT) throw passkeyLimitReached();
   const record: PasskeyRecord = {
     id: randomUUID(),
     userId: user.id,
@@ -187,12 +204,15 @@ export async function listPasskeys(deps: Pick<PasskeyDeps, 'stores'>, userId: st
 const NO_SUCH_PASSKEY = 'No such passkey.';
 
 export async function renamePasskey(
-  deps: Pick<PasskeyDeps, 'stores'>,
+  deps: ReauthDeps,
   signedIn: ValidSession,
-  id: string,
-  name: string,
+  input: { id: string; name: string; currentPassword?: string | undefined },
   ctx: RequestContext,
 ): Promise<PasskeyView> {
+  const { id, name } = input;
+  // A passkey's name is what its owner goes by when removing the right one: a stolen session must
+  // not be able to rename the owner's passkey and their own alike.
+  await reauthenticate(deps, signedIn.user, signedIn.session, input.currentPassword, ctx);
   if (!(await deps.stores.passkeys.renamePasskey(signedIn.user.id, id, name))) throw notFound(NO_SUCH_PASSKEY);
   const renamed = (await deps.stores.passkeys.listUserPasskeys(signedIn.user.id)).find((passkey) => passkey.id === id);
   if (renamed === undefined) throw notFound(NO_SUCH_PASSKEY);
@@ -201,8 +221,15 @@ export async function renamePasskey(
 }
 
 /** Removes a passkey, never the last way in: without a password or a linked provider another passkey must remain. */
-export async function removePasskey(deps: Pick<PasskeyDeps, 'stores'>, signedIn: ValidSession, id: string, ctx: RequestContext): Promise<void> {
+export async function removePasskey(
+  deps: ReauthDeps,
+  signedIn: ValidSession,
+  input: { id: string; currentPassword?: string | undefined },
+  ctx: RequestContext,
+): Promise<void> {
   const { user } = signedIn;
+  const { id } = input;
+  await reauthenticate(deps, user, signedIn.session, input.currentPassword, ctx);
   const removed = await deps.stores.transaction(async (tx) => {
     // Two removals at once (or a removal and an unlink) must not each count on the other's way in.
     await tx.users.lockUser(user.id);
@@ -276,17 +303,22 @@ function reasonOf(error: unknown): FailureReason {
   return 'invalid_response';
 }
 
+export type PasskeyLoginOutcome = { kind: 'session'; session: IssuedSession; user: User } | { kind: 'second_factor'; user: User };
+
 /**
  * The second step of a passkey sign-in: the challenge cookie from the options and the
- * authenticator's assertion. Gives the session (`methods: ["passkey"]`, no second factor: the
- * passkey is possession and, with user verification, a PIN or biometric already).
+ * authenticator's assertion. A passkey is possession; with user verification (a PIN or a
+ * biometric the authenticator checked) it is two factors, and the session says so
+ * (`methods: ["passkey", "user_verification"]`). Without it, it is one factor: an account with
+ * two-factor sign-in still owes the code step (`second_factor`), and a session without it says
+ * only `["passkey"]`.
  */
 export async function finishPasskeyLogin(
   deps: PasskeyDeps,
   challengeValue: string | undefined,
   response: AuthenticationResponseInput,
   ctx: RequestContext,
-): Promise<{ session: IssuedSession; user: User }> {
+): Promise<PasskeyLoginOutcome> {
   await deps.limits.consume('passkeyLogin', { ip: ctx.ip }, ctx.now);
   const refuse = async (reason: FailureReason, user: User | null, passkey: PasskeyRecord | null): Promise<AppError> => {
     await recordAudit(deps.stores.audit, ctx, 'login_failure', user?.id ?? null, {
@@ -320,6 +352,7 @@ export async function finishPasskeyLogin(
 
   const { verifyAuthenticationResponse } = await loadWebAuthnServer();
   let verifiedCounter: number;
+  let userVerified: boolean;
   try {
     const verified = await verifyAuthenticationResponse({
       response: response as Parameters<WebAuthnServer['verifyAuthenticationResponse']>[0]['response'],
@@ -331,6 +364,7 @@ export async function finishPasskeyLogin(
     });
     if (!verified.verified) throw await refuse('bad_signature', user, passkey);
     verifiedCounter = verified.authenticationInfo.newCounter;
+    userVerified = verified.authenticationInfo.userVerified;
   } catch (error) {
     if (error instanceof Error && error.name === 'AppError') throw error;
     throw await refuse(reasonOf(error), user, passkey);
@@ -341,8 +375,11 @@ export async function finishPasskeyLogin(
   // Of two sign-ins with one counter value (a cloned authenticator, a replay on another instance), one wins.
   if (!(await deps.stores.passkeys.usePasskey(passkey.id, passkey.counter, verifiedCounter, ctx.now))) throw await refuse('counter_regression', user, passkey);
 
+  // The passkey is spent (its counter moved) either way: the code step carries the sign-in on.
+  if (!userVerified && (await isSecondFactorRequired(deps, user.id))) return { kind: 'second_factor', user };
+
   await deps.stores.users.recordLogin(user.id, ctx.now);
-  const session = await issueSession(deps.session, user.id, ctx, [PASSKEY_METHOD]);
-  await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, { email: user.email, method: PASSKEY_METHOD, passkeyId: passkey.id });
-  return { session, user };
+  const session = await issueSession(deps.session, user.id, ctx, userVerified ? [PASSKEY_METHOD, USER_VERIFICATION_METHOD] : [PASSKEY_METHOD]);
+  await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, { email: user.email, method: PASSKEY_METHOD, passkeyId: passkey.id, userVerified });
+  return { kind: 'session', session, user };
 }

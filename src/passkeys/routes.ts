@@ -7,9 +7,12 @@ import { z } from 'zod';
 import { notFound } from '../errors.js';
 import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
-import type { RouteDoc } from '../http/route-docs.js';
 import { acceptNoBody, readJsonBody } from '../http/json-body.js';
+import { mfaRequiredAnswer, type RouteDoc } from '../http/route-docs.js';
+import { issueChallenge, setChallengeCookie, type ChallengeCookieSettings } from '../mfa/challenge.js';
+import { SECOND_FACTOR_METHODS } from '../mfa/flow.js';
 import { loginPasswordSchema } from '../password/rules.js';
+import type { RandomReader } from '../random.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { requireSession } from '../session/read-session.js';
@@ -18,6 +21,7 @@ import {
   finishPasskeyLogin,
   finishPasskeyRegistration,
   listPasskeys,
+  PASSKEY_METHOD,
   removePasskey,
   renamePasskey,
   startPasskeyLogin,
@@ -74,13 +78,17 @@ const loginVerifyBody = z.object({
     authenticatorAttachment: z.string().max(32).optional(),
   }),
 });
-const renameBody = z.object({ name });
+const renameBody = z.object({ name, currentPassword: loginPasswordSchema.optional() });
+// A DELETE carries the re-authentication in a JSON body, as the other sensitive actions do.
+const removeBody = z.object({ currentPassword: loginPasswordSchema.optional() });
 
 export interface PasskeyRouteDeps {
   flow: PasskeyDeps;
   session: SessionDeps;
   cookie: SessionCookieSettings;
   passkeyCookie: PasskeyCookieSettings;
+  /** The second-factor challenge a sign-in without user verification gets for a 2FA account (mfa/challenge.ts). */
+  challenge: { key: Uint8Array; random: RandomReader; cookie: ChallengeCookieSettings; onIssued?: (firstMethod: string) => void };
 }
 
 export function createPasskeyRoutes(deps: PasskeyRouteDeps): Hono<AppEnv> {
@@ -113,12 +121,13 @@ export function createPasskeyRoutes(deps: PasskeyRouteDeps): Hono<AppEnv> {
       const signedIn = await requireSession(c, deps);
       const id = passkeyId(c.req.param('id'));
       const body = await readJsonBody(c, renameBody);
-      return jsonAnswer(c, { passkey: await renamePasskey(deps.flow, signedIn, id, body.name, c.get('requestContext')) });
+      return jsonAnswer(c, { passkey: await renamePasskey(deps.flow, signedIn, { id, ...body }, c.get('requestContext')) });
     })
     .delete('/passkeys/:id', async (c) => {
-      await acceptNoBody(c);
       const signedIn = await requireSession(c, deps);
-      await removePasskey(deps.flow, signedIn, passkeyId(c.req.param('id')), c.get('requestContext'));
+      const id = passkeyId(c.req.param('id'));
+      const { currentPassword } = await readJsonBody(c, removeBody);
+      await removePasskey(deps.flow, signedIn, { id, currentPassword }, c.get('requestContext'));
       return jsonAnswer(c, { ok: true });
     })
     .post('/passkeys/login/options', async (c) => {
@@ -133,8 +142,14 @@ export function createPasskeyRoutes(deps: PasskeyRouteDeps): Hono<AppEnv> {
       const ctx = c.get('requestContext');
       const challenge = readPasskeyChallengeCookie(c, deps.passkeyCookie, 'login');
       clearPasskeyChallengeCookie(c, deps.passkeyCookie, 'login');
-      const { session } = await finishPasskeyLogin(deps.flow, challenge, body.response, ctx);
-      setSessionCookie(c, deps.cookie, session.token, session.expiresAt, ctx.now);
+      const outcome = await finishPasskeyLogin(deps.flow, challenge, body.response, ctx);
+      if (outcome.kind === 'second_factor') {
+        const { value } = issueChallenge(deps.challenge.key, deps.challenge.random, { userId: outcome.user.id, firstMethods: [PASSKEY_METHOD], returnTo: null, now: ctx.now });
+        setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
+        deps.challenge.onIssued?.(PASSKEY_METHOD);
+        return jsonAnswer(c, { ok: true, mfaRequired: true, methods: SECOND_FACTOR_METHODS });
+      }
+      setSessionCookie(c, deps.cookie, outcome.session.token, outcome.session.expiresAt, ctx.now);
       return jsonAnswer(c, { ok: true });
     });
 }
@@ -168,7 +183,7 @@ export const passkeyRouteDocs: RouteDoc[] = [
         headers: { 'Set-Cookie': 'the registration challenge (5 minutes)' },
       },
     ],
-    errors: ['invalid_credentials', 'reauthentication_required', 'account_locked'],
+    errors: ['invalid_credentials', 'reauthentication_required', 'account_locked', 'rate_limited', 'email_not_verified', 'passkey_limit_reached'],
   },
   {
     method: 'post',
@@ -182,29 +197,30 @@ export const passkeyRouteDocs: RouteDoc[] = [
       ['passkey_invalid', 400],
       ['passkey_invalid', 409],
       ['passkey_challenge_invalid', 400],
+      'passkey_limit_reached',
     ],
   },
   {
     method: 'patch',
     path: '/passkeys/:id',
     tag: 'Passkeys',
-    summary: 'Rename a passkey',
+    summary: 'Rename a passkey (re-authenticated)',
     auth: 'session',
     body: renameBody,
     params: passkeyIdParam,
     answers: [{ status: 200, description: 'Renamed (audited passkey_renamed).', json: z.object({ passkey: passkeyAnswer }) }],
-    errors: ['not_found'],
+    errors: ['not_found', 'invalid_credentials', 'reauthentication_required', 'account_locked', 'rate_limited'],
   },
   {
     method: 'delete',
     path: '/passkeys/:id',
     tag: 'Passkeys',
-    summary: 'Remove a passkey (never the last way in)',
+    summary: 'Remove a passkey (re-authenticated; never the last way in)',
     auth: 'session',
-    body: 'none',
+    body: removeBody,
     params: passkeyIdParam,
     answers: [{ status: 200, description: 'Removed (audited passkey_removed).', json: z.object({ ok: z.literal(true) }) }],
-    errors: ['not_found', 'last_sign_in_method'],
+    errors: ['not_found', 'last_sign_in_method', 'invalid_credentials', 'reauthentication_required', 'account_locked', 'rate_limited'],
   },
   {
     method: 'post',
@@ -226,9 +242,17 @@ export const passkeyRouteDocs: RouteDoc[] = [
     method: 'post',
     path: '/passkeys/login/verify',
     tag: 'Passkeys',
-    summary: 'Sign in with the authenticator\'s assertion: the session, methods ["passkey"], no second factor',
+    summary:
+      'Sign in with the authenticator\'s assertion: with user verification, the session with methods ["passkey", "user_verification"]; without it, ["passkey"], or the code step for a 2FA account',
     body: loginVerifyBody,
-    answers: [{ status: 200, description: 'Signed in.', json: z.object({ ok: z.literal(true) }), headers: { 'Set-Cookie': 'the session cookie' } }],
+    answers: [
+      {
+        status: 200,
+        description: 'Signed in (session cookie), or the second step is needed (challenge cookie).',
+        json: z.union([z.object({ ok: z.literal(true) }), mfaRequiredAnswer]),
+        headers: { 'Set-Cookie': 'the session cookie, or the challenge cookie' },
+      },
+    ],
     errors: ['passkey_invalid', 'passkey_challenge_invalid', 'account_disabled', 'rate_limited'],
   },
 ];

@@ -24,6 +24,7 @@ import type { RateLimits } from '../limits/rate-limits.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import type { Stores } from '../stores.js';
+import { secureForMailboxProof } from '../users/secure-unverified.js';
 
 export const RESET_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 /** SPEC §2 fixes the cost of reset token hashes, independent of BCRYPT_ROUNDS. */
@@ -112,20 +113,34 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
           email: renderPasswordChangedEmail({ appName: deps.appName, baseUrl: deps.baseUrl, how: 'reset', firstPassword: owner.passwordHash === null }),
         }
       : null;
-  const user = await deps.stores.transaction(async (tx) => {
+  const outcome = await deps.stores.transaction(async (tx) => {
     // Only the request that marks the token used wins: two confirms, exactly one succeeds.
     if (!(await tx.resetTokens.markResetTokenUsed(record.id, ctx.now))) return null;
+    const current = await tx.users.findUserById(record.userId);
+    if (current === null) return null;
+    // Following the link proved control of the mailbox: what someone who registered the address
+    // before its owner may have set up (passkeys, a second factor) ends with their password.
+    const secured = await secureForMailboxProof(tx, current);
     await tx.users.setPassword(record.userId, passwordHash);
-    // Following the link proved control of the mailbox.
     await tx.users.markEmailVerified(record.userId);
     await tx.sessions.deleteUserSessions(record.userId);
     // A pending email change may be the attacker's (asked from a stolen session): the reset that
     // secures the account ends it too, or its link would move the account away afterwards.
     await tx.emailChangeTokens.deleteUserEmailChangeTokens(record.userId);
     if (notice !== null) await queueEmail(tx.outbox, notice.to, notice.email, { now: ctx.now, linkExpiresAt: null });
-    return tx.users.findUserById(record.userId);
+    const updated = await tx.users.findUserById(record.userId);
+    return updated === null ? null : { updated, secured, wasVerified: current.emailVerified };
   });
-  if (user === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
+  if (outcome === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
+  const { updated: user, secured } = outcome;
+  if (secured !== null) {
+    await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, {
+      action: 'unverified_account_secured_for_password_reset',
+      email: user.email,
+      passwordUnproven: outcome.wasVerified,
+      ...secured,
+    });
+  }
   if (notice !== null) deps.onEmailQueued();
   // Not for a 2FA account: its failures include wrong codes, which a reset (control of the
   // mailbox) must not wipe (DESIGN §9.3: only a right code clears them).

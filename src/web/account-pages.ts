@@ -11,6 +11,14 @@ import { passwordRules, type PageContext } from './pages.js';
 /** The word typed to confirm a deletion; account.js compares against the same attribute. */
 const DELETE_CONFIRMATION = 'DELETE';
 
+/** Outside any form: the list's buttons (rename, remove, unlink) read it, so it is not required for a form to submit. */
+function listPasswordField(id: string, purpose: string): SafeHtml {
+  return html`<div class="field">
+<label for="${id}">Current password (${purpose})</label>
+<input id="${id}" name="currentPassword" type="password" autocomplete="current-password">
+</div>`;
+}
+
 function currentPasswordField(id: string): SafeHtml {
   return html`<div class="field">
 <label for="${id}">Current password</label>
@@ -69,12 +77,14 @@ ${ctx.devMode ? html`<div id="dev-link" class="dev-link" hidden><p><strong>Devel
 <section class="section" aria-labelledby="linked-title">
 <h2 id="linked-title">Linked sign-ins</h2>
 <ul id="linked-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
+${hasPassword ? listPasswordField('linked-current', 'to unlink a sign-in') : null}
 </section>
 
 <section class="section" aria-labelledby="passkeys-title">
 <h2 id="passkeys-title">Passkeys</h2>
 <p>Sign in with your fingerprint, face, screen lock or security key instead of a password.</p>
 <ul id="passkey-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
+${hasPassword ? listPasswordField('passkey-manage-current', 'to rename or remove a passkey') : null}
 <p id="passkey-unsupported" hidden>This browser cannot create passkeys.</p>
 <form id="passkey-add-form" method="post" action="/account" novalidate data-passkey-api="/api/auth/passkeys/register/options" hidden>
 <div class="field">

@@ -5,6 +5,7 @@
  * whose POST does, so a mail scanner that fetches a link changes nothing.
  */
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../password/rules.js';
+import type { VerificationLinkDescription } from '../email-verification/flow.js';
 import type { PublicUser } from '../users/user.js';
 import { html, renderLayout, type SafeHtml } from './html.js';
 
@@ -200,7 +201,24 @@ ${newPasswordField('New password')}
   });
 }
 
-export function renderVerifyEmailPage(ctx: PageContext, options: { token: string | null }): string {
+/** `ana@example.com` → `a…@example.com`: enough for its owner to recognise, little for anyone who sees the screen. */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@');
+  if (at <= 0) return '…';
+  return `${email.slice(0, 1)}…${email.slice(at)}`;
+}
+
+/** When and from where an account was registered, in words the owner can check against their own memory. */
+function registrationWords(link: VerificationLinkDescription): string {
+  const when = `${link.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  if (link.createdFrom === null) return `This account was created on ${when}.`;
+  const from = [link.createdFrom.ip === null ? null : `the address ${link.createdFrom.ip}`, link.createdFrom.userAgent === null ? null : `with “${link.createdFrom.userAgent.slice(0, 120)}”`]
+    .filter((part) => part !== null)
+    .join(', ');
+  return from === '' ? `This account was created on ${when}.` : `This account was created on ${when}, from ${from}.`;
+}
+
+export function renderVerifyEmailPage(ctx: PageContext, options: { token: string | null; link: VerificationLinkDescription | null }): string {
   if (options.token === null) {
     return renderLayout({
       title: 'Confirm your email address',
@@ -214,7 +232,11 @@ export function renderVerifyEmailPage(ctx: PageContext, options: { token: string
     title: 'Confirm your email address',
     page: 'verify-email',
     devMode: ctx.devMode,
-    body: html`<form method="post" action="/verify-email" novalidate data-api="/api/auth/verify-email">
+    body: html`${
+      options.link === null
+        ? ''
+        : html`<p id="registration">${registrationWords(options.link)} If that was not you, someone else registered your address: choose “I did not create this account” below.</p>`
+    }<form method="post" action="/verify-email" novalidate data-api="/api/auth/verify-email">
 <p>Press Confirm to finish verifying your email address.</p>
 <input type="hidden" name="token" value="${options.token}">
 <button type="submit" class="primary" data-busy-text="Confirming…">Confirm</button>
@@ -229,7 +251,7 @@ export function renderVerifyEmailPage(ctx: PageContext, options: { token: string
 }
 
 /** The link of a sign-in by email: only the Confirm button's POST spends it (link scanners spend nothing). */
-export function renderEmailSignInPage(ctx: PageContext, options: { token: string | null }): string {
+export function renderEmailSignInPage(ctx: PageContext, options: { token: string | null; email: string | null }): string {
   if (options.token === null) {
     return renderLayout({
       title: 'Sign in',
@@ -244,9 +266,13 @@ export function renderEmailSignInPage(ctx: PageContext, options: { token: string
     page: 'email-sign-in',
     devMode: ctx.devMode,
     body: html`<form method="post" action="/email-sign-in" novalidate data-api="/api/auth/email-sign-in/verify">
-<p>Press Confirm to finish signing in.</p>
+<p id="sign-in-account">${
+      options.email === null
+        ? 'Press Confirm to finish signing in.'
+        : html`Sign in as <strong>${maskEmail(options.email)}</strong>. If that is not your address, do not confirm: someone may have sent you their link.`
+    }</p>
 <input type="hidden" name="token" value="${options.token}">
-<button type="submit" class="primary" data-busy-text="Signing in…">Confirm</button>
+<button type="submit" class="primary" data-busy-text="Signing in…">${options.email === null ? 'Confirm' : `Sign in as ${maskEmail(options.email)}`}</button>
 </form>
 <nav class="links" aria-label="Other actions">
 <p><a href="/login">Back to sign in</a></p>

@@ -193,7 +193,10 @@
           return item(
             [account.provider + ': ' + account.login, 'Linked ' + formatTime(account.linkedAt)],
             actionButton('Unlink', function () {
-              return call('DELETE', '/api/auth/accounts/' + encodeURIComponent(account.provider)).then(function (deleted) {
+              var password = document.getElementById('linked-current');
+              // Unlinking re-authenticates: the password beside the list, when the account has one.
+              var body = password && password.value !== '' ? { currentPassword: password.value } : {};
+              return call('DELETE', '/api/auth/accounts/' + encodeURIComponent(account.provider), body).then(function (deleted) {
                 if (!deleted.response.ok) return fail(deleted);
                 showMessage('success', 'Unlinked. You can no longer sign in with ' + account.provider + '.');
                 return loadLinked();

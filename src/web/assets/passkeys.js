@@ -112,6 +112,10 @@
           function (credential) {
             // From here on the person chose a passkey (from the button or the autofill list): say what happened.
             return call('POST', '/api/auth/passkeys/login/verify', { response: credential }).then(function (result) {
+              // A passkey without user verification is one factor: a 2FA account then owes its code.
+              if (result.response.ok && result.body && result.body.mfaRequired) {
+                return window.location.assign('/login?mfa=required&return_to=' + encodeURIComponent(returnTo));
+              }
               if (result.response.ok) return window.location.assign(returnTo);
               showMessage('error', describeFailure(result));
             });
@@ -166,6 +170,12 @@
       return each;
     }
 
+    /** Renaming and removing re-authenticate: the password field beside the list, when the account has a password. */
+    function reauthentication() {
+      var field = document.getElementById('passkey-manage-current');
+      return field && field.value !== '' ? { currentPassword: field.value } : {};
+    }
+
     function renameForm(passkey, li) {
       var edit = document.createElement('form');
       edit.className = 'rename-form';
@@ -191,7 +201,7 @@
       edit.addEventListener('submit', function (event) {
         event.preventDefault();
         save.disabled = true;
-        call('PATCH', '/api/auth/passkeys/' + encodeURIComponent(passkey.id), { name: input.value })
+        call('PATCH', '/api/auth/passkeys/' + encodeURIComponent(passkey.id), Object.assign({ name: input.value }, reauthentication()))
           .then(function (result) {
             if (!result.response.ok) return showMessage('error', describeFailure(result));
             showMessage('success', 'Renamed to ' + result.body.passkey.name + '.');
@@ -238,7 +248,7 @@
           );
           li.appendChild(
             button('Remove', function () {
-              return call('DELETE', '/api/auth/passkeys/' + encodeURIComponent(passkey.id)).then(function (deleted) {
+              return call('DELETE', '/api/auth/passkeys/' + encodeURIComponent(passkey.id), reauthentication()).then(function (deleted) {
                 if (!deleted.response.ok) return showMessage('error', describeFailure(deleted));
                 showMessage('success', 'Removed. "' + passkey.name + '" no longer signs in to this account.');
                 return load();
