@@ -3,7 +3,6 @@
  * page carries. Pages read the session only to decide the dashboard redirect (server-side, from
  * the cookie) and never touch the database themselves.
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -16,6 +15,7 @@ import type { RouteDoc } from '../http/route-docs.js';
 import { describeSignInProviders, usableSignInProviders } from '../oauth/setup.js';
 import { resolveReturnTo } from '../http/return-to.js';
 import { securityHeaders } from '../http/security-headers.js';
+import type { VerificationLinkDescription } from '../email-verification/flow.js';
 import type { SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { readValidSession } from '../session/read-session.js';
@@ -33,6 +33,7 @@ import {
   type PageContext,
 } from './pages.js';
 import { addDocsRoutes, docsRouteDocs } from './docs-page.js';
+import { serveStaticAsset, staticAsset, type StaticAsset } from './static-asset.js';
 
 /**
  * Nothing but same-origin script, style and fetch; no inline code of any kind, no framing, no
@@ -65,9 +66,13 @@ const ASSET_FILES = {
 /** The longest provider error text shown on the login page; the rest is cut off. */
 
 export interface WebRouteDeps {
-  config: Pick<Readonly<Config>, 'mode' | 'httpsBaseUrl' | 'defaultReturnTo' | 'oauthProblems' | 'github' | 'oidcProviders'>;
+  config: Pick<Readonly<Config>, 'mode' | 'devConveniences' | 'httpsBaseUrl' | 'defaultReturnTo' | 'oauthProblems' | 'github' | 'oidcProviders'>;
   session: SessionDeps;
   cookie: SessionCookieSettings;
+  /** The account and registration a verification link belongs to, read without spending it. */
+  describeVerificationLink: (token: string, now: Date) => Promise<VerificationLinkDescription | null>;
+  /** The address a sign-in link signs into, read without spending it. */
+  describeEmailSignInLink: (token: string, now: Date) => Promise<{ email: string } | null>;
 }
 
 /** The provider's error codes (SPEC §7) in plain words, naming the provider. */
@@ -97,11 +102,9 @@ function loginMessage(query: Record<string, string>, providerNames: ReadonlyMap<
   return undefined;
 }
 
-function loadAsset(name: string, contentType: string, body?: string): { body: string; etag: string; contentType: string } {
+function loadAsset(name: string, contentType: string, body?: string): StaticAsset {
   // Read once at start; `npm run build` copies src/web/assets next to the compiled module.
-  const text = body ?? readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
-  const etag = `"${createHash('sha256').update(text).digest('base64url').slice(0, 27)}"`;
-  return { body: text, etag, contentType };
+  return staticAsset(body ?? readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8'), contentType);
 }
 
 /**
@@ -109,7 +112,7 @@ function loadAsset(name: string, contentType: string, body?: string): { body: st
  * copies into the assets as webauthn.js (scripts/copy-web-assets.mjs); run from the sources, the
  * package's own bundle.
  */
-function loadWebAuthnBrowser(): { body: string; etag: string; contentType: string } {
+function loadWebAuthnBrowser(): StaticAsset {
   const contentType = 'text/javascript; charset=utf-8';
   if (existsSync(new URL('./assets/webauthn.js', import.meta.url))) return loadAsset('webauthn.js', contentType);
   const root = path.resolve(path.dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '..');
@@ -117,7 +120,7 @@ function loadWebAuthnBrowser(): { body: string; etag: string; contentType: strin
 }
 
 export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
-  const ctx: PageContext = { devMode: deps.config.mode === 'development' };
+  const ctx: PageContext = { devMode: deps.config.mode === 'development' && deps.config.devConveniences };
   const pageHeaders = securityHeaders({ contentSecurityPolicy: PAGE_CONTENT_SECURITY_POLICY, httpsBaseUrl: deps.config.httpsBaseUrl });
   // Each usable sign-in provider gets a button, in the order of GET /api/auth/providers.
   const signInProviders = usableSignInProviders(deps.config);
@@ -143,13 +146,7 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   }
 
   for (const [path, asset] of Object.entries(assets)) {
-    app.get(path, (c) => {
-      c.header('X-Content-Type-Options', 'nosniff');
-      c.header('Cache-Control', 'no-cache');
-      c.header('ETag', asset.etag);
-      if (c.req.header('if-none-match') === asset.etag) return c.body(null, 304);
-      return c.body(asset.body, 200, { 'Content-Type': asset.contentType });
-    });
+    app.get(path, (c) => serveStaticAsset(c, asset));
   }
 
   app.get('/', (c) => c.redirect('/dashboard', 302));
@@ -163,8 +160,16 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   app.get('/register', (c) => c.html(renderRegisterPage(ctx, { returnTo: returnToOf(c) })));
   app.get('/forgot-password', (c) => c.html(renderForgotPasswordPage(ctx)));
   app.get('/reset-password', (c) => c.html(renderResetPasswordPage(ctx, { token: tokenOf(c) })));
-  app.get('/verify-email', (c) => c.html(renderVerifyEmailPage(ctx, { token: tokenOf(c) })));
-  app.get('/email-sign-in', (c) => c.html(renderEmailSignInPage(ctx, { token: tokenOf(c) })));
+  app.get('/verify-email', async (c) => {
+    const token = tokenOf(c);
+    const link = token === null ? null : await deps.describeVerificationLink(token, c.get('requestContext').now);
+    return c.html(renderVerifyEmailPage(ctx, { token, link }));
+  });
+  app.get('/email-sign-in', async (c) => {
+    const token = tokenOf(c);
+    const link = token === null ? null : await deps.describeEmailSignInLink(token, c.get('requestContext').now);
+    return c.html(renderEmailSignInPage(ctx, { token, email: link?.email ?? null }));
+  });
   app.get('/dashboard', async (c) => {
     const valid = await readValidSession(c, deps);
     if (valid === null) return c.redirect(`/login?return_to=${encodeURIComponent('/dashboard')}`, 302);
