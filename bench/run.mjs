@@ -206,7 +206,7 @@ async function loginRefusals(label, env) {
  */
 async function measureParity(label, env) {
   console.error(`[${label}] timing parity (production mode)`);
-  const server = await startServer({ ...env, NODE_ENV: 'production', ALLOW_INSECURE_BASE_URL: 'true' });
+  const server = await startServer({ ...env, NODE_ENV: 'production', ALLOW_INSECURE_BASE_URL: 'true', METRICS_PUBLIC: 'true' });
   const { url } = server;
   try {
     // Pairs in random order, so neither kind always follows the other. Logins and reset

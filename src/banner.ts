@@ -104,7 +104,11 @@ function twoFactorLine(config: Readonly<Config>): BannerLine | null {
   };
 }
 
-/** Null when another line already says it: in production without SMTP_URL, createGatehouse warns that emails stay queued. */
+/**
+ * Null when another line already says it: in production without SMTP_URL, createGatehouse warns
+ * that emails stay queued. Outside production they are printed only with a loopback BASE_URL
+ * (config.ts, devConveniences): with another one the line says they stay queued, and why.
+ */
 function emailLine(config: Readonly<Config>): BannerLine | null {
   const { smtpUrl, delivery } = config.mail;
   if (smtpUrl !== null) {
@@ -113,6 +117,13 @@ function emailLine(config: Readonly<Config>): BannerLine | null {
     return { level: 'info', message: `Email delivery is on: over SMTP to ${server}, ${by}`, details: { capability: 'email', state: 'on', server, delivery } };
   }
   if (config.mode === 'production') return null;
+  if (!config.devConveniences) {
+    return {
+      level: 'warn',
+      message: `Email delivery is off: emails stay queued and are not printed to this console, because BASE_URL (${config.baseUrl}) is not localhost, 127.0.0.1 or [::1]; set SMTP_URL to send them`,
+      details: { capability: 'email', state: 'queued', baseUrl: config.baseUrl, variables: ['SMTP_URL'] },
+    };
+  }
   return {
     level: 'info',
     message: 'Email delivery is off: emails are printed to this console instead; set SMTP_URL to send them',
@@ -131,13 +142,16 @@ function passkeyLine(config: Readonly<Config>): BannerLine | null {
   };
 }
 
-/** In production, an open GET /metrics is worth a warning: it tells anyone how the service is doing. */
+/**
+ * In production, an open GET /metrics is worth a warning: it tells anyone how the service is doing.
+ * It is open there only by METRICS_PUBLIC=true (loadConfig refuses it otherwise).
+ */
 function metricsLine(config: Readonly<Config>): BannerLine | null {
   if (config.mode !== 'production' || config.metricsToken !== null) return null;
   return {
     level: 'warn',
-    message: 'GET /metrics is open to anyone who can reach this server: set METRICS_TOKEN, or keep /metrics off the public network',
-    details: { capability: 'metrics', state: 'open', variables: ['METRICS_TOKEN'] },
+    message: 'GET /metrics is open to anyone who can reach this server (METRICS_PUBLIC=true): keep /metrics off the public network, or set METRICS_TOKEN',
+    details: { capability: 'metrics', state: 'open', variables: ['METRICS_TOKEN', 'METRICS_PUBLIC'] },
   };
 }
 

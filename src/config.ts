@@ -95,6 +95,13 @@ export type BreachCheckSetting = { kind: 'off' } | { kind: 'hibp'; rangeUrl: str
 
 export interface Config {
   mode: 'production' | 'development' | 'default';
+  /**
+   * Emails printed to the console, and (with NODE_ENV=development) tokens in answers: only outside
+   * production and while BASE_URL's host is a loopback address, so whoever reads the console or
+   * the answers is the developer at that machine. The mailer choice (gatehouse.ts) and the
+   * routes' `devMode` (app.ts) both read this one field.
+   */
+  devConveniences: boolean;
   port: number;
   host: string;
   baseUrl: string;
@@ -118,6 +125,12 @@ export interface Config {
   /** null only outside production, until the server fills it from the data folder. */
   jwtSecret: string | null;
   sessionExpiresInSeconds: number;
+  /**
+   * SESSION_IDLE_TIMEOUT: a session not seen for longer is refused; null: off. Checked against the
+   * `lastSeenAt` the session check already loads, refreshed at most once a minute, so a session is
+   * refused only once idle for longer than this plus that minute (session/flow.ts).
+   */
+  sessionIdleTimeoutSeconds: number | null;
   sessionCookieName: string;
   bcryptRounds: number;
   /** PASSWORD_BREACH_CHECK: off, or Have I Been Pwned's range API at `rangeUrl` (password/breach-check.ts). */
@@ -137,6 +150,8 @@ export interface Config {
   emailSignInSignup: boolean;
   /** METRICS_TOKEN: the bearer token GET /metrics requires; null: /metrics is open (docs/metrics.md). */
   metricsToken: string | null;
+  /** METRICS_PUBLIC=true: production may run with /metrics open (no METRICS_TOKEN), on purpose. */
+  metricsPublic: boolean;
   /** The provider flow's settings; each missing or malformed one is named in `oauthProblems`. */
   github: GitHubProviderConfig | null;
   authSecret: string | null;
@@ -175,7 +190,8 @@ export const CONFIG_VARIABLES = [
   {
     name: 'NODE_ENV',
     default: '',
-    meaning: 'production: Secure __Host- cookies, HSTS, JWT_SECRET required, nothing secret printed; development: tokens also in responses; unset: neither',
+    meaning:
+      'production: JWT_SECRET, METRICS_TOKEN (or METRICS_PUBLIC=true) and BCRYPT_ROUNDS >= 10 required, nothing secret printed; development: tokens also in responses, only with a localhost, 127.0.0.1 or [::1] BASE_URL; unset: neither',
   },
   { name: 'PORT', default: '3000', meaning: 'port to listen on' },
   { name: 'HOST', default: '127.0.0.1', meaning: 'address to listen on (0.0.0.0: every interface)' },
@@ -203,6 +219,11 @@ export const CONFIG_VARIABLES = [
   },
   { name: 'SESSION_EXPIRES_IN', default: '86400', meaning: 'session lifetime in seconds (60 to 31536000)' },
   {
+    name: 'SESSION_IDLE_TIMEOUT',
+    default: '',
+    meaning: 'a session not used for this long is refused, as 30m or 8h (1m to 365 days; up to a minute longer in effect); unset or 0: no idle timeout',
+  },
+  {
     name: 'SESSION_COOKIE_NAME',
     default: '',
     meaning: 'name of the session cookie (unset: __Host-gatehouse_session with an https BASE_URL, else gatehouse_session; production: must start with __Host-)',
@@ -212,7 +233,7 @@ export const CONFIG_VARIABLES = [
     default: 'false',
     meaning: 'true lets production run with a plain-http BASE_URL (cookies then not Secure); refused otherwise',
   },
-  { name: 'BCRYPT_ROUNDS', default: '10', meaning: 'bcrypt cost (4 to 15)' },
+  { name: 'BCRYPT_ROUNDS', default: '10', meaning: 'bcrypt cost (4 to 15; at least 10 in production)' },
   {
     name: 'PASSWORD_BREACH_CHECK',
     default: 'off',
@@ -228,7 +249,7 @@ export const CONFIG_VARIABLES = [
     name: 'SMTP_URL',
     default: '',
     meaning:
-      'smtp://user:password@host:587 or smtps://…:465 that delivers emails (unset: printed to the console outside production, kept queued in production)',
+      'smtp://user:password@host:587 or smtps://…:465 that delivers emails (unset: printed to the console outside production with a localhost, 127.0.0.1 or [::1] BASE_URL, else kept queued)',
   },
   {
     name: 'SMTP_TLS',
@@ -307,7 +328,12 @@ export const CONFIG_VARIABLES = [
   {
     name: 'METRICS_TOKEN',
     default: '',
-    meaning: 'bearer token that GET /metrics requires, at least 16 characters (unset: /metrics is open; do not expose it publicly then)',
+    meaning: 'bearer token that GET /metrics requires, at least 16 characters (unset: /metrics is open; production then needs METRICS_PUBLIC=true)',
+  },
+  {
+    name: 'METRICS_PUBLIC',
+    default: 'false',
+    meaning: 'true lets production run with /metrics open to anyone who reaches the server (no METRICS_TOKEN); refused otherwise',
   },
   {
     name: 'RATE_LIMIT_METRICS',
@@ -452,6 +478,14 @@ export function withBoundPort(config: Readonly<Config>, boundPort: number): Read
   return Object.freeze({ ...config, port: boundPort, baseUrl: `http://localhost:${boundPort}` });
 }
 
+/** The hosts whose BASE_URL allows development conveniences (`Config.devConveniences`): loopback, by name or address. */
+const LOOPBACK_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+
+/** Whether `baseUrl`'s host is `localhost`, `127.0.0.1` or `[::1]` (as the URL parser writes them: `http://LOCALHOST`, `http://127.1` count too). */
+export function isLoopbackBaseUrl(baseUrl: string): boolean {
+  return LOOPBACK_HOSTS.includes(new URL(baseUrl).hostname);
+}
+
 /** Parses `<count>/<window>` such as `10/15m`; null when malformed. */
 export function parseRateLimitRule(text: string): RateLimitRule | null {
   const [count, window, extra] = text.split('/');
@@ -592,6 +626,13 @@ export function loadConfig(env: Env): Readonly<Config> {
     if (!parsed.success) problems.push(`BASE_URL: expected an http(s) origin such as https://auth.example.com, got "${rawBaseUrl}"`);
     else baseUrl = new URL(parsed.data).origin;
   }
+  const loopbackBaseUrl = isLoopbackBaseUrl(baseUrl);
+  if (mode === 'development' && !loopbackBaseUrl) {
+    problems.push(
+      `NODE_ENV: development prints emails with their links and codes and returns tokens in answers, so it needs a BASE_URL on localhost, 127.0.0.1 or [::1], got BASE_URL "${baseUrl}"; unset NODE_ENV (or set it to production) for any other address`,
+    );
+  }
+  const devConveniences = mode !== 'production' && loopbackBaseUrl;
 
   const trustedOrigins: string[] = [];
   for (const entry of (read('TRUSTED_ORIGINS') ?? '').split(',').map((part) => part.trim())) {
@@ -644,6 +685,17 @@ export function loadConfig(env: Env): Readonly<Config> {
   }
 
   const sessionExpiresInSeconds = integer('SESSION_EXPIRES_IN', 86400, 60, 31_536_000);
+  let sessionIdleTimeoutSeconds: number | null = null;
+  const rawIdleTimeout = read('SESSION_IDLE_TIMEOUT');
+  // Unset, empty or zero (0, 0s, 0m, 0h): no idle timeout, the default.
+  if (rawIdleTimeout !== undefined && !/^0+\s*[smh]?$/.test(rawIdleTimeout)) {
+    const seconds = parseDurationSeconds(rawIdleTimeout);
+    if (seconds === null || seconds < 60 || seconds > 31_536_000) {
+      problems.push(`SESSION_IDLE_TIMEOUT: expected a duration from 1m to 8760h (365 days), such as 30m or 8h, or 0 for none, got "${rawIdleTimeout}"`);
+    } else {
+      sessionIdleTimeoutSeconds = seconds;
+    }
+  }
   const httpsBaseUrl = baseUrl.startsWith('https://');
   const rawAllowInsecure = read('ALLOW_INSECURE_BASE_URL');
   if (rawAllowInsecure !== undefined && rawAllowInsecure !== 'true' && rawAllowInsecure !== 'false') {
@@ -669,6 +721,10 @@ export function loadConfig(env: Env): Readonly<Config> {
     problems.push('SESSION_COOKIE_NAME: a __Host- or __Secure- name needs an https:// BASE_URL (the cookie is Secure only then)');
   }
   const bcryptRounds = integer('BCRYPT_ROUNDS', 10, 4, 15);
+  if (mode === 'production' && bcryptRounds < 10) {
+    // Low costs are for tests and development: a stolen hash at cost 4 is guessed 64 times faster.
+    problems.push(`BCRYPT_ROUNDS: production needs a cost of at least 10 (4 to 9 are for tests and development), got "${bcryptRounds}"`);
+  }
 
   const rawMigrate = read('MIGRATE_ON_START');
   if (rawMigrate !== undefined && !['true', 'false'].includes(rawMigrate)) {
@@ -716,6 +772,16 @@ export function loadConfig(env: Env): Readonly<Config> {
   const emailSignInSignup = rawEmailSignInSignup === 'true';
   const metricsToken = read('METRICS_TOKEN') ?? null;
   if (metricsToken !== null && metricsToken.length < 16) problems.push('METRICS_TOKEN: must be at least 16 characters (for example: openssl rand -base64 32)');
+  const rawMetricsPublic = read('METRICS_PUBLIC');
+  if (rawMetricsPublic !== undefined && rawMetricsPublic !== 'true' && rawMetricsPublic !== 'false') {
+    problems.push(`METRICS_PUBLIC: expected true or false, got "${rawMetricsPublic}"`);
+  }
+  const metricsPublic = rawMetricsPublic === 'true';
+  if (mode === 'production' && metricsToken === null && !metricsPublic) {
+    problems.push(
+      'METRICS_TOKEN: required in production, or /metrics would be open to anyone who reaches the server; set it (for example: openssl rand -base64 32), or set METRICS_PUBLIC=true to leave /metrics open on purpose (kept off the public network)',
+    );
+  }
 
   const loginPageUrl = read('LOGIN_PAGE_URL') ?? '/login';
   const defaultReturnTo = read('DEFAULT_RETURN_TO') ?? '/dashboard';
@@ -811,6 +877,7 @@ export function loadConfig(env: Env): Readonly<Config> {
 
   return Object.freeze({
     mode,
+    devConveniences,
     port,
     host,
     baseUrl,
@@ -824,6 +891,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     databaseQueryTimeoutMs,
     jwtSecret,
     sessionExpiresInSeconds,
+    sessionIdleTimeoutSeconds,
     sessionCookieName,
     bcryptRounds,
     passwordBreachCheck: Object.freeze(passwordBreachCheck),
@@ -838,6 +906,7 @@ export function loadConfig(env: Env): Readonly<Config> {
     defaultReturnTo,
     emailSignInSignup,
     metricsToken,
+    metricsPublic,
     github: github && Object.freeze(github),
     authSecret: authSecret !== null && authSecret.length >= 16 ? authSecret : null,
     encryptionKeys: Object.freeze(encryptionKeys),

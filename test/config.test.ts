@@ -37,7 +37,7 @@ describe('loadConfig()', () => {
   test('production refuses to start without JWT_SECRET and names the variable', () => {
     const problems = problemsOf({ NODE_ENV: 'production' });
     expect(problems.some((p) => p.startsWith('JWT_SECRET:'))).toBe(true);
-    const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com' });
+    const config = loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com', METRICS_PUBLIC: 'true' });
     expect(config.sessionCookieName).toBe('__Host-gatehouse_session');
   });
 
@@ -51,7 +51,7 @@ describe('loadConfig()', () => {
   });
 
   test('production refuses a plain-http BASE_URL unless ALLOW_INSECURE_BASE_URL=true, naming the variable', () => {
-    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32) };
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), METRICS_PUBLIC: 'true' };
     for (const baseUrl of [undefined, 'http://auth.example.com']) {
       const problems = problemsOf({ ...production, ...(baseUrl ? { BASE_URL: baseUrl } : {}) });
       expect(problems, String(baseUrl)).toHaveLength(1);
@@ -65,7 +65,7 @@ describe('loadConfig()', () => {
   });
 
   test('production refuses an overridden SESSION_COOKIE_NAME without the __Host- prefix', () => {
-    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com' };
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com', METRICS_PUBLIC: 'true' };
     expect(problemsOf({ ...production, SESSION_COOKIE_NAME: 'my_session' })).toEqual([
       expect.stringMatching(/^SESSION_COOKIE_NAME: in production the name must start with __Host-/),
     ]);
@@ -150,6 +150,76 @@ describe('loadConfig()', () => {
     expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).database).toEqual({ kind: 'sqlite', filename: ':memory:' });
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).database).toEqual({ kind: 'postgres', connectionString: 'postgres://u@h:5432/db' });
     expect(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).database.kind).toBe('postgres');
+  });
+
+  test('development conveniences only with a loopback BASE_URL: NODE_ENV=development with any other refuses to start, naming both', () => {
+    for (const baseUrl of [undefined, 'http://localhost:8080', 'http://127.0.0.1:3000', 'http://[::1]:3000', 'https://LOCALHOST']) {
+      const env = baseUrl === undefined ? {} : { BASE_URL: baseUrl };
+      expect(loadConfig({ ...env, NODE_ENV: 'development' }).devConveniences, String(baseUrl)).toBe(true);
+      expect(loadConfig(env).devConveniences, String(baseUrl)).toBe(true);
+    }
+    // An unset BASE_URL with PORT=0 is http://localhost:0 until the port is bound: still loopback.
+    expect(loadConfig({ NODE_ENV: 'development', PORT: '0' }).devConveniences).toBe(true);
+    for (const baseUrl of [
+      'https://auth.example.com',
+      'http://192.168.1.20:3000',
+      'http://127.0.0.2:3000',
+      'http://localhost.example.com',
+      'http://[::2]:3000',
+    ]) {
+      const problems = problemsOf({ NODE_ENV: 'development', BASE_URL: baseUrl });
+      expect(problems, baseUrl).toHaveLength(1);
+      expect(problems[0]).toMatch(/^NODE_ENV: development .* needs a BASE_URL on localhost, 127\.0\.0\.1 or \[::1\], got BASE_URL "/);
+      expect(problems[0]).toContain(new URL(baseUrl).origin);
+      // The default mode starts, without the conveniences.
+      expect(loadConfig({ BASE_URL: baseUrl }).devConveniences, baseUrl).toBe(false);
+    }
+    // Production never has them, loopback or not.
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), ALLOW_INSECURE_BASE_URL: 'true', METRICS_PUBLIC: 'true' };
+    expect(loadConfig({ ...production, BASE_URL: 'http://localhost:3000' }).devConveniences).toBe(false);
+  });
+
+  test('production needs METRICS_TOKEN unless METRICS_PUBLIC=true, naming both', () => {
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com' };
+    const problems = problemsOf(production);
+    expect(problems).toEqual([expect.stringMatching(/^METRICS_TOKEN: required in production.*METRICS_PUBLIC=true/)]);
+    expect(loadConfig({ ...production, METRICS_TOKEN: 'm'.repeat(16) }).metricsToken).toBe('m'.repeat(16));
+    const open = loadConfig({ ...production, METRICS_PUBLIC: 'true' });
+    expect(open.metricsToken).toBeNull();
+    expect(open.metricsPublic).toBe(true);
+    expect(problemsOf({ ...production, METRICS_PUBLIC: 'false' })).toHaveLength(1);
+    expect(problemsOf({ METRICS_PUBLIC: 'yes' })).toEqual([expect.stringMatching(/^METRICS_PUBLIC: expected true or false/)]);
+    // Outside production an open /metrics needs nothing.
+    expect(loadConfig({}).metricsPublic).toBe(false);
+    expect(loadConfig({}).metricsToken).toBeNull();
+  });
+
+  test('BCRYPT_ROUNDS below 10 is refused in production; 4 to 15 otherwise', () => {
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com', METRICS_PUBLIC: 'true' };
+    for (const rounds of ['4', '9']) {
+      expect(problemsOf({ ...production, BCRYPT_ROUNDS: rounds }), rounds).toEqual([
+        `BCRYPT_ROUNDS: production needs a cost of at least 10 (4 to 9 are for tests and development), got "${rounds}"`,
+      ]);
+      expect(loadConfig({ BCRYPT_ROUNDS: rounds }).bcryptRounds).toBe(Number(rounds));
+      expect(loadConfig({ NODE_ENV: 'development', BCRYPT_ROUNDS: rounds }).bcryptRounds).toBe(Number(rounds));
+    }
+    expect(loadConfig({ ...production, BCRYPT_ROUNDS: '10' }).bcryptRounds).toBe(10);
+    expect(loadConfig(production).bcryptRounds).toBe(10);
+    // Out of range is still named by its range, once.
+    expect(problemsOf({ ...production, BCRYPT_ROUNDS: '3' })).toEqual([expect.stringMatching(/^BCRYPT_ROUNDS: expected a whole number from 4 to 15/)]);
+  });
+
+  test('SESSION_IDLE_TIMEOUT: off unless set; a duration from 1m to 365 days', () => {
+    for (const off of [undefined, '', ' ', '0', '0s', '0m']) {
+      expect(loadConfig(off === undefined ? {} : { SESSION_IDLE_TIMEOUT: off }).sessionIdleTimeoutSeconds, String(off)).toBeNull();
+    }
+    expect(loadConfig({ SESSION_IDLE_TIMEOUT: '30m' }).sessionIdleTimeoutSeconds).toBe(1800);
+    expect(loadConfig({ SESSION_IDLE_TIMEOUT: '8h' }).sessionIdleTimeoutSeconds).toBe(28_800);
+    expect(loadConfig({ SESSION_IDLE_TIMEOUT: '60' }).sessionIdleTimeoutSeconds).toBe(60);
+    expect(loadConfig({ SESSION_IDLE_TIMEOUT: '8760h' }).sessionIdleTimeoutSeconds).toBe(31_536_000);
+    for (const bad of ['30s', '59', '8761h', '30 minutes', '-5m', '1d']) {
+      expect(problemsOf({ SESSION_IDLE_TIMEOUT: bad }), bad).toEqual([expect.stringMatching(/^SESSION_IDLE_TIMEOUT: expected a duration from 1m to 8760h/)]);
+    }
   });
 
   test('provider variables never stop the start; their problems are listed for the flow', () => {

@@ -169,7 +169,8 @@ describeEachDialect('email verification (development mode)', (dialect) => {
 
 describeEachDialect('email verification (not development mode)', (dialect) => {
   test('register and resend never return the token outside development mode', async () => {
-    for (const env of [{}, { NODE_ENV: 'production', BASE_URL: 'https://auth.example.com' }] as Record<string, string>[]) {
+    const production = { NODE_ENV: 'production', BASE_URL: 'https://auth.example.com', BCRYPT_ROUNDS: '10', METRICS_PUBLIC: 'true' };
+    for (const env of [{}, production] as Record<string, string>[]) {
       const t = await createTestGatehouse(dialect, { env });
       try {
         const response = await t.request('POST', '/api/auth/register', { json: { email: 'prod@example.com', password: STRONG_PASSWORD } });

@@ -67,9 +67,10 @@ describe('CONFIG_VARIABLES', () => {
     const settings: Record<string, string>[] = [
       {},
       { NODE_ENV: 'development' },
-      { NODE_ENV: 'production', JWT_SECRET: secret, BASE_URL: 'https://auth.example.com' },
+      { NODE_ENV: 'production', JWT_SECRET: secret, BASE_URL: 'https://auth.example.com', METRICS_PUBLIC: 'true' },
       {
         NODE_ENV: 'production',
+        METRICS_TOKEN: 'm'.repeat(16),
         ALLOW_INSECURE_BASE_URL: 'true',
         JWT_SECRET: secret,
         DATABASE_URL: 'postgres://u@h/db',

@@ -49,8 +49,8 @@ describe('startBanner()', () => {
   });
 
   test('BASE_URL is the address to open; the listening line keeps the bound one', () => {
-    const lines = startBanner(loadConfig({ BASE_URL: 'https://auth.example.com', NODE_ENV: 'development' }), 'http://[::1]:8080', 1);
-    expect(lines[0]?.message).toBe('Gatehouse listening on http://[::1]:8080 (mode: development, database: sqlite)');
+    const lines = startBanner(loadConfig({ BASE_URL: 'https://auth.example.com' }), 'http://[::1]:8080', 1);
+    expect(lines[0]?.message).toBe('Gatehouse listening on http://[::1]:8080 (mode: default, database: sqlite)');
     expect(lines[1]?.message).toBe(
       'Open https://auth.example.com in a browser: https://auth.example.com/register to create an account, https://auth.example.com/login to sign in',
     );
@@ -91,11 +91,40 @@ describe('startBanner()', () => {
       'Email delivery is on: over SMTP to mail.example.com:587, by `gatehouse mail` workers (MAIL_DELIVERY=worker); this server only queues them',
     );
     const production = startBanner(
-      loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com' }),
+      loadConfig({ NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com', METRICS_PUBLIC: 'true' }),
       'http://127.0.0.1:1',
       1,
     );
     expect(production.some((line) => /email/i.test(line.message))).toBe(false);
+  });
+
+  test('email without SMTP: printed with a loopback BASE_URL; with any other, outside production, queued and not printed, and the banner says why', () => {
+    for (const baseUrl of [undefined, 'http://127.0.0.1:3000', 'http://[::1]:3000']) {
+      const lines = startBanner(loadConfig(baseUrl === undefined ? {} : { BASE_URL: baseUrl }), 'http://127.0.0.1:3000', 1);
+      const email = lines.find((line) => (line.details as { capability?: string }).capability === 'email');
+      expect(email?.message, String(baseUrl)).toBe('Email delivery is off: emails are printed to this console instead; set SMTP_URL to send them');
+    }
+    const lines = startBanner(loadConfig({ BASE_URL: 'https://auth.example.com' }), 'http://127.0.0.1:3000', 1);
+    const email = lines.find((line) => (line.details as { capability?: string }).capability === 'email');
+    expect(email).toEqual({
+      level: 'warn',
+      message:
+        'Email delivery is off: emails stay queued and are not printed to this console, because BASE_URL (https://auth.example.com) is not localhost, 127.0.0.1 or [::1]; set SMTP_URL to send them',
+      details: { capability: 'email', state: 'queued', baseUrl: 'https://auth.example.com', variables: ['SMTP_URL'] },
+    });
+    expect(lines.some((line) => /printed to this console instead/.test(line.message))).toBe(false);
+  });
+
+  test('production with METRICS_PUBLIC=true: the open /metrics is a warning; with METRICS_TOKEN, no line', () => {
+    const production = { NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(32), BASE_URL: 'https://auth.example.com' };
+    const open = startBanner(loadConfig({ ...production, METRICS_PUBLIC: 'true' }), 'http://127.0.0.1:1', 1).filter((line) =>
+      line.message.includes('/metrics'),
+    );
+    expect(open).toEqual([
+      expect.objectContaining({ level: 'warn', message: expect.stringMatching(/^GET \/metrics is open to anyone .*METRICS_PUBLIC=true/) }),
+    ]);
+    const closed = startBanner(loadConfig({ ...production, METRICS_TOKEN: 'm'.repeat(16) }), 'http://127.0.0.1:1', 1);
+    expect(closed.some((line) => line.message.includes('/metrics'))).toBe(false);
   });
 
   test('databases: PostgreSQL by host, port and name only; SQLite in memory', () => {
@@ -116,6 +145,7 @@ describe('startBanner()', () => {
         NODE_ENV: 'production',
         BASE_URL: 'https://auth.example.com',
         JWT_SECRET: `jwt-hunter2-${'x'.repeat(32)}`,
+        METRICS_TOKEN: 'metrics-hunter2-0123456789',
         DATABASE_URL: 'postgresql://admin:pg-hunter2@db.internal/auth?password=query-hunter2',
         REDIS_URL: 'redis://:redis-hunter2@cache.internal:6379',
         SMTP_URL: 'smtp://mailer:smtp-hunter2@mail.example.com:587',

@@ -336,7 +336,13 @@ describe('settings in a .env file', () => {
     fs.writeFileSync(path.join(cwd, '.env'), 'BASE_URL=http://from-dotenv.example:8080\n');
     fs.writeFileSync(path.join(cwd, 'prod.env'), 'BASE_URL=https://auth.example.com\n');
     // Plain http allowed explicitly: which BASE_URL wins is what this test reads.
-    const production = { NODE_ENV: 'production', ALLOW_INSECURE_BASE_URL: 'true', JWT_SECRET: 'p'.repeat(40), DATABASE_URL: 'sqlite:./prod.db' };
+    const production = {
+      NODE_ENV: 'production',
+      ALLOW_INSECURE_BASE_URL: 'true',
+      METRICS_PUBLIC: 'true',
+      JWT_SECRET: 'p'.repeat(40),
+      DATABASE_URL: 'sqlite:./prod.db',
+    };
 
     const ignored = start({ cwd, terminal: false, env: production });
     await ignored.waitFor(LISTENING);

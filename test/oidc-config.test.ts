@@ -107,7 +107,13 @@ describe('OIDC_PROVIDERS in loadConfig()', () => {
       OIDC_LOCAL_CLIENT_SECRET: 'secret',
     };
     expect(loadConfig(env).oidcProviders[0]!.problems).toEqual([]);
-    const production = loadConfig({ ...env, NODE_ENV: 'production', JWT_SECRET: 'x'.repeat(40), BASE_URL: 'https://auth.example.com' }).oidcProviders[0]!;
+    const production = loadConfig({
+      ...env,
+      NODE_ENV: 'production',
+      JWT_SECRET: 'x'.repeat(40),
+      BASE_URL: 'https://auth.example.com',
+      METRICS_PUBLIC: 'true',
+    }).oidcProviders[0]!;
     expect(production.config).toBeNull();
     expect(production.problems).toEqual([
       'OIDC_LOCAL_ISSUER must be an https:// URL in production (plain http only outside production), got "http://127.0.0.1:8080"',

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { afterEach, beforeEach, expect, test, vi } from 'vitest';
 import { MockClock } from '../src/clock.js';
 import { migrateToLatest } from '../src/db/connect.js';
 import { createStores, type Stores } from '../src/db/stores.js';
@@ -119,7 +119,7 @@ describeEachDialect('which sender the server uses', (dialect) => {
   }
 
   test('production without SMTP_URL: emails stay queued, and the start says so once', async () => {
-    const { t, logs } = await startWith({ NODE_ENV: 'production', BASE_URL: 'https://auth.example.com' });
+    const { t, logs } = await startWith({ NODE_ENV: 'production', BASE_URL: 'https://auth.example.com', BCRYPT_ROUNDS: '10', METRICS_PUBLIC: 'true' });
     try {
       await t.request('POST', '/api/auth/register', { json: { email: 'queued@example.com', password: 'Correct-Horse-9' } });
       await t.request('POST', '/api/auth/register', { json: { email: 'queued2@example.com', password: 'Correct-Horse-9' } });
@@ -130,6 +130,41 @@ describeEachDialect('which sender the server uses', (dialect) => {
       expect(logs().match(/No email sender is configured/g)).toHaveLength(1);
     } finally {
       await t.close();
+    }
+  });
+
+  test('without SMTP_URL outside production, emails are printed only with a loopback BASE_URL; with another they stay queued, and no link reaches the console', async () => {
+    const printed: string[] = [];
+    // The console sender writes to standard output: catch what it writes.
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => (printed.push(String(chunk)), true));
+    try {
+      for (const [baseUrl, loopback] of [
+        ['http://localhost:3000', true],
+        ['http://[::1]:3000', true],
+        ['https://auth.example.com', false],
+        ['http://192.168.1.20:3000', false],
+      ] as const) {
+        printed.length = 0;
+        const { t, logs } = await startWith({ BASE_URL: baseUrl });
+        try {
+          await t.request('POST', '/api/auth/register', { json: { email: 'console@example.com', password: 'Correct-Horse-9' } });
+          await t.gatehouse.deliverQueuedEmails();
+          const [row] = await t.gatehouse.stores.outbox.listEmails(1);
+          if (loopback) {
+            expect(row?.status, baseUrl).toBe('sent');
+            expect(printed.join(''), baseUrl).toContain(`${baseUrl}/verify-email?token=`);
+          } else {
+            expect(row?.status, baseUrl).toBe('queued');
+            expect(printed.join(''), baseUrl).not.toMatch(/verify-email|token=|console@example\.com/);
+            expect(logs().match(/BASE_URL is not localhost, 127\.0\.0\.1 or \[::1\]: emails are not printed/g), baseUrl).toHaveLength(1);
+            expect(logs()).not.toContain('token=');
+          }
+        } finally {
+          await t.close();
+        }
+      }
+    } finally {
+      stdout.mockRestore();
     }
   });
 

@@ -477,7 +477,7 @@ describe('the relying party and the start banner', () => {
     expect(passkeyAddressProblem('http://auth.example.com')).toMatch(/plain http.*https/);
     expect(passkeyAddressProblem('http://127.0.0.1:3000')).toMatch(/IP address/);
     expect(passkeyAddressProblem('https://[::1]:3000')).toMatch(/IP address/);
-    const warn = startBanner(loadConfig({ BASE_URL: 'http://auth.internal:3000', NODE_ENV: 'development' }), 'http://127.0.0.1:3000', 1).filter(
+    const warn = startBanner(loadConfig({ BASE_URL: 'http://auth.internal:3000' }), 'http://127.0.0.1:3000', 1).filter(
       (line) => line.details.capability === 'passkeys',
     );
     expect(warn).toEqual([

@@ -133,7 +133,9 @@ describeEachDialect('sessions', (dialect) => {
 
 describeEachDialect('sessions in production', (dialect) => {
   test('the cookie is Secure and named __Host-gatehouse_session', async () => {
-    const t = await createTestGatehouse(dialect, { env: { NODE_ENV: 'production', BASE_URL: 'https://auth.example.com' } });
+    const t = await createTestGatehouse(dialect, {
+      env: { NODE_ENV: 'production', BASE_URL: 'https://auth.example.com', BCRYPT_ROUNDS: '10', METRICS_PUBLIC: 'true' },
+    });
     try {
       const response = await t.request('POST', '/api/auth/register', { json: { email: 'prod@example.com', password: STRONG_PASSWORD } });
       const header = response.headers.getSetCookie()[0]!;
@@ -146,5 +148,67 @@ describeEachDialect('sessions in production', (dialect) => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describeEachDialect('SESSION_IDLE_TIMEOUT', (dialect) => {
+  const MINUTE = 60_000;
+  let t: TestGatehouse;
+  afterEach(async () => {
+    await t.close();
+  });
+
+  async function signUp(env: Record<string, string>): Promise<{ cookie: string; sessionId: string }> {
+    t = await createTestGatehouse(dialect, { env });
+    const response = await t.request('POST', '/api/auth/register', { json: { email: 'idle@example.com', password: STRONG_PASSWORD } });
+    const cookie = cookieFrom(response, COOKIE)!;
+    return { cookie, sessionId: decodeJwt(cookie.slice(COOKIE.length + 1)).sid as string };
+  }
+  const session = (cookie: string) => t.request('GET', '/api/auth/session', { cookie });
+  // The last-seen write runs off the response path: let it land, as the next request would find it.
+  const settle = () => t.gatehouse.deliverQueuedEmails();
+
+  test('off by default: a session unused for 23 hours still works', async () => {
+    const { cookie } = await signUp({});
+    t.clock.advance(23 * 60 * MINUTE);
+    expect((await session(cookie)).status).toBe(200);
+  });
+
+  test('a session idle past the timeout is refused like an expired one (401 not_authenticated) and deleted; the effective timeout is up to a minute longer', async () => {
+    const { cookie, sessionId } = await signUp({ SESSION_IDLE_TIMEOUT: '30m' });
+    // lastSeenAt is refreshed at most once a minute, so a session is refused only past the
+    // timeout plus that minute: idle exactly that long, it still works (and is seen again).
+    t.clock.advance(31 * MINUTE);
+    expect((await session(cookie)).status).toBe(200);
+    await settle();
+    t.clock.advance(31 * MINUTE + 1000);
+    const refused = await session(cookie);
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toEqual({ error: 'not_authenticated', message: expect.any(String) });
+    // Deleted at this first refusal: gone from the store and from the library's getSession.
+    expect(await t.gatehouse.stores.sessions.findSessionWithUser(sessionId)).toBeNull();
+    expect(await t.gatehouse.getSession(new Request('http://localhost:3000/', { headers: { cookie } }))).toBeNull();
+    // Coming back within the timeout does not revive it.
+    t.clock.advance(MINUTE);
+    expect((await session(cookie)).status).toBe(401);
+  });
+
+  test('a session used within the timeout stays alive well past the timeout in total, until it goes idle', async () => {
+    const { cookie } = await signUp({ SESSION_IDLE_TIMEOUT: '30m' });
+    // Used every 29 minutes for 4 hours and more: never idle for the timeout.
+    for (let step = 1; step <= 9; step += 1) {
+      t.clock.advance(29 * MINUTE);
+      expect((await session(cookie)).status, `after ${step * 29} minutes`).toBe(200);
+      await settle();
+    }
+    t.clock.advance(32 * MINUTE);
+    expect((await session(cookie)).status).toBe(401);
+  });
+
+  test('the account pages and getSession(request) honour it too', async () => {
+    const { cookie } = await signUp({ SESSION_IDLE_TIMEOUT: '1h' });
+    t.clock.advance(62 * MINUTE);
+    expect(await t.gatehouse.getSession(new Request('http://localhost:3000/', { headers: { cookie } }))).toBeNull();
+    expect((await t.request('GET', '/api/auth/sessions', { cookie })).status).toBe(401);
   });
 });

@@ -1,7 +1,9 @@
 /**
- * @module The default sender outside production: prints each email (its text), link included,
- * so a developer can finish every flow without an email server. Never used in production, where
- * nothing secret is printed: there emails wait for SMTP_URL.
+ * @module The default sender outside production while BASE_URL is a loopback address
+ * (`config.devConveniences`): prints each email (its text), link and code included, so a
+ * developer can finish every flow without an email server. Never used in production, nor with
+ * any other BASE_URL, where whoever reads the console or its log collector need not be the
+ * developer at that machine: there emails wait for SMTP_URL (gatehouse.ts, chooseMailer).
  */
 import type { Mailer } from './outbox.js';
 

@@ -22,6 +22,14 @@ export interface SessionDeps {
    * `lastSeenAt` off the response path (gatehouse.ts), so the check itself waits for no write.
    */
   onSeen?: (sessionId: string, now: Date) => void;
+  /**
+   * SESSION_IDLE_TIMEOUT in milliseconds; null or absent: off. Compared with the `lastSeenAt` the
+   * check already loads (no query of its own), which lags the last use by up to
+   * LAST_SEEN_INTERVAL_MS: a session is refused once unseen for longer than this plus that
+   * interval, so one used within the timeout is never refused, and the effective timeout is up to
+   * a minute longer than the setting.
+   */
+  idleTimeoutMs?: number | null;
 }
 
 /** `lastSeenAt` is refreshed at most this often per session (DESIGN §9.2). */
@@ -72,7 +80,11 @@ export async function refuseDisabledSignIn(audit: AuditStore, ctx: RequestContex
   throw accountDisabled();
 }
 
-export async function validateSessionToken(deps: Pick<SessionDeps, 'sessions' | 'tokens' | 'onSeen'>, token: string, now: Date): Promise<ValidSession | null> {
+export async function validateSessionToken(
+  deps: Pick<SessionDeps, 'sessions' | 'tokens' | 'onSeen' | 'idleTimeoutMs'>,
+  token: string,
+  now: Date,
+): Promise<ValidSession | null> {
   const claims = deps.tokens.verify(token, now);
   if (claims === null) return null;
   const found = await deps.sessions.findSessionWithUser(claims.sessionId);
@@ -82,8 +94,19 @@ export async function validateSessionToken(deps: Pick<SessionDeps, 'sessions' | 
   if (session.userId !== claims.userId || session.expiresAt.getTime() <= now.getTime()) return null;
   // Disabling revokes the sessions; this column comes with the same row, for a sign-in that raced it.
   if (user.disabledAt !== null) return null;
+  if (isIdle(deps.idleTimeoutMs, session.lastSeenAt, now)) {
+    // Refused like an expired session, and deleted at this first refusal (one never presented
+    // again is swept once expired). Only an idle session pays for this write, never a valid check.
+    await deps.sessions.deleteSession(session.id);
+    return null;
+  }
   if (deps.onSeen !== undefined && now.getTime() - session.lastSeenAt.getTime() >= LAST_SEEN_INTERVAL_MS) deps.onSeen(session.id, now);
   return { user, session: { id: session.id, expiresAt: session.expiresAt, createdAt: session.createdAt, methods: session.methods } };
+}
+
+function isIdle(idleTimeoutMs: number | null | undefined, lastSeenAt: Date, now: Date): boolean {
+  if (idleTimeoutMs === null || idleTimeoutMs === undefined) return false;
+  return now.getTime() - lastSeenAt.getTime() > idleTimeoutMs + LAST_SEEN_INTERVAL_MS;
 }
 
 export async function revokeSession(deps: Pick<SessionDeps, 'sessions'>, sessionId: string): Promise<void> {
