@@ -49,7 +49,7 @@ describeEachDialect('the /account and /confirm-email-change pages', (dialect) =>
     expect(text).toContain(`<input type="hidden" name="token" value="${token}">`);
     expect(text).toContain('data-account-api="/api/auth/email/change/confirm"');
     expect((await (await t.request('GET', '/api/auth/session', { cookie })).json()).user.email).toBe('page@example.com');
-    expect((await t.request('POST', '/api/auth/email/change/confirm', { json: { token } })).status).toBe(200);
+    expect((await t.request('POST', '/api/auth/email/change/confirm', { cookie, json: { token } })).status).toBe(200);
     expect((await (await t.request('GET', '/api/auth/session', { cookie })).json()).user.email).toBe('moved@example.com');
 
     const missing = await (await t.request('GET', '/confirm-email-change')).text();

@@ -40,7 +40,8 @@ describeEachDialect('account self-service (DESIGN §9.2)', (dialect) => {
   const as = (sessionCookie: string) => ({
     get: (path: string) => t.request('GET', `/api/auth${path}`, { cookie: sessionCookie }),
     post: (path: string, json?: unknown) => t.request('POST', `/api/auth${path}`, { cookie: sessionCookie, ...(json === undefined ? {} : { json }) }),
-    delete: (path: string) => t.request('DELETE', `/api/auth${path}`, { cookie: sessionCookie }),
+    // A DELETE that re-authenticates carries currentPassword in its body.
+    delete: (path: string, json?: unknown) => t.request('DELETE', `/api/auth${path}`, { cookie: sessionCookie, ...(json === undefined ? {} : { json }) }),
   });
   async function sent(): Promise<{ to: string; subject: string; text: string }[]> {
     await t.gatehouse.deliverQueuedEmails();
@@ -247,7 +248,7 @@ describeEachDialect('account self-service (DESIGN §9.2)', (dialect) => {
     expect(notice?.text).not.toContain(body.token);
     expect((await (await as(cookie).get('/session')).json()).user.email).toBe('ana@example.com');
 
-    const confirmed = await t.request('POST', '/api/auth/email/change/confirm', { json: { token: body.token } });
+    const confirmed = await t.request('POST', '/api/auth/email/change/confirm', { cookie, json: { token: body.token } });
     expect(confirmed.status).toBe(200);
     expect((await (await as(cookie).get('/session')).json()).user).toMatchObject({ email: 'ana.new@example.com', emailVerified: true });
     expect((await login('ana@example.com')).status).toBe(401);
@@ -337,8 +338,9 @@ describeEachDialect('account self-service (DESIGN §9.2)', (dialect) => {
       hasPassword: true,
       accounts: [{ provider: 'github', login: 'login-gh-1', linkedAt: t.clock.now().toISOString() }],
     });
-    expect((await as(cookie).delete('/accounts/github')).status).toBe(200);
-    expect((await as(cookie).delete('/accounts/github')).status).toBe(404);
+    expect((await as(cookie).delete('/accounts/github')).status).toBe(403);
+    expect((await as(cookie).delete('/accounts/github', { currentPassword: STRONG_PASSWORD })).status).toBe(200);
+    expect((await as(cookie).delete('/accounts/github', { currentPassword: STRONG_PASSWORD })).status).toBe(404);
     expect(await auditTypes()).toContain('provider_unlinked');
 
     const only = await providerOnlyUser('ivo@example.com');
@@ -405,7 +407,8 @@ describeEachDialect('account self-service: what ends a pending email change, and
   });
   const requestChange = async (newEmail: string): Promise<string> =>
     (await (await t.request('POST', '/api/auth/email/change', { cookie, json: { newEmail, currentPassword: STRONG_PASSWORD } })).json()).token;
-  const confirm = (token: string) => t.request('POST', '/api/auth/email/change/confirm', { json: { token } });
+  // From the browser signed in to the account, which stays signed in (every other session ends).
+  const confirm = (token: string) => t.request('POST', '/api/auth/email/change/confirm', { cookie, json: { token } });
 
   test('a password reset, a password change and "sign out everywhere else" each end a pending email change (it may be an intruder’s)', async () => {
     const afterReset = await requestChange('intruder1@example.com');

@@ -19,7 +19,8 @@ describeEachDialect('email verification (development mode)', (dialect) => {
     const body = await response.json();
     return { body, cookie: cookieFrom(response, COOKIE)! };
   }
-  const verify = (token: unknown) => t.request('POST', '/api/auth/verify-email', { json: { token } });
+  // From a client that is not signed in, unless a session cookie is given (a signed-in browser).
+  const verify = (token: unknown, cookie?: string) => t.request('POST', '/api/auth/verify-email', { json: { token }, cookie });
   const whoami = async (cookie: string) => (await (await t.request('GET', '/api/auth/session', { cookie })).json()).user;
 
   test('register returns the token and {BASE_URL}/verify-email?token=… in development mode', async () => {
@@ -30,7 +31,7 @@ describeEachDialect('email verification (development mode)', (dialect) => {
 
   test('POST /verify-email answers 200 { message, verified: true } and marks the email verified', async () => {
     const { body, cookie } = await register();
-    const response = await verify(body.verificationToken);
+    const response = await verify(body.verificationToken, cookie);
     expect(response.status).toBe(200);
     const answer = await response.json();
     expect(answer.verified).toBe(true);
@@ -126,7 +127,7 @@ describeEachDialect('email verification (development mode)', (dialect) => {
 
   test('POST /resend-verification for a verified user: a clear 200 and no new token', async () => {
     const { body, cookie } = await register();
-    await verify(body.verificationToken);
+    await verify(body.verificationToken, cookie);
     const response = await t.request('POST', '/api/auth/resend-verification', { json: {}, cookie });
     expect(response.status).toBe(200);
     const answer = await response.json();

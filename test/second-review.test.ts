@@ -295,6 +295,10 @@ describeEachDialect('second security review: sign-in paths', (dialect) => {
     const refused = await t.request('POST', '/api/auth/email-sign-in/verify', { json: { email: 'ana@example.com', code } });
     expect(refused.status).toBe(429);
     expect((await refused.json()).error).toBe('rate_limited');
+    // Refusals past the limit are counted, not written one by one.
+    for (let i = 0; i < 20; i++) expect((await t.request('POST', '/api/auth/email-sign-in/verify', { json: { email: 'ana@example.com', code } })).status).toBe(429);
+    const refusalRows = (await t.gatehouse.stores.audit.listRecentEvents(500)).filter((event) => event.metadata.reason === 'daily_code_limit');
+    expect(refusalRows).toHaveLength(1);
     // Another address is not affected; the link still works.
     expect((await t.request('POST', '/api/auth/email-sign-in/verify', { json: { email: 'bob@example.com', code: '000000' } })).status).toBe(401);
     t.clock.advance(24 * 3600_000);

@@ -153,7 +153,7 @@ describeEachDialect('pages', (dialect) => {
     expect(before).toContain('<span id="verification-status" class="status status--unverified">Not verified yet</span>');
     expect(before).toContain('data-api="/api/auth/resend-verification"');
 
-    expect((await t.request('POST', '/api/auth/verify-email', { json: { token: verificationToken } })).status).toBe(200);
+    expect((await t.request('POST', '/api/auth/verify-email', { cookie, json: { token: verificationToken } })).status).toBe(200);
     const after = await (await t.request('GET', '/dashboard', { cookie })).text();
     expect(after).toContain('<span id="verification-status" class="status status--verified">Verified</span>');
     expect(after).not.toContain('resend-verification');

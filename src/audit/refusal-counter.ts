@@ -23,8 +23,8 @@
 import type { Logger } from '../logger.js';
 import type { AuditEvent, AuditEventType, AuditMetadata, AuditStore } from './audit-log.js';
 
-/** The audit reasons of a request refused by a limit. */
-const REFUSAL_REASONS = new Set(['rate_limited', 'locked', 'busy']);
+/** The audit reasons of a request refused by a limit (`daily_code_limit`: an address's wrong email codes of the day). */
+const REFUSAL_REASONS = new Set(['rate_limited', 'locked', 'busy', 'daily_code_limit']);
 
 /**
  * One fixed window for every refusal, aligned to the clock (:00, :15, :30, :45), rather than the
