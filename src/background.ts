@@ -36,7 +36,7 @@ export function createBackgroundTasks(logger: Logger): BackgroundTasks {
 
 /** What the sweep deletes from, with the retention it applies. */
 export interface SweepDeps {
-  stores: Pick<Stores, 'sessions' | 'audit' | 'verificationTokens' | 'resetTokens' | 'emailChangeTokens' | 'emailSignIns'>;
+  stores: Pick<Stores, 'sessions' | 'audit' | 'verificationTokens' | 'resetTokens' | 'emailChangeTokens' | 'emailSignIns' | 'accounts'>;
   consumedSignIns: ConsumedSignInStore;
   auditRetentionDays: number;
 }
@@ -50,6 +50,8 @@ export interface SweepReport {
   emailChangeTokens: number;
   emailSignIns: number;
   consumedSignIns: number;
+  /** Provider links that waited for a code step that never came (oauth/flow.ts). */
+  pendingLinks: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -57,7 +59,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /**
  * Bounded growth (DESIGN §9.8): deletes expired sessions, audit rows older than
  * AUDIT_RETENTION_DAYS, expired verification tokens (a used one is deleted when used), used or
- * expired reset tokens, expired email change tokens, expired sign-ins by email, and expired records of consumed provider sign-ins, as of `now` (the
+ * expired reset tokens, expired email change tokens, expired sign-ins by email, expired records
+ * of consumed provider sign-ins and provider links whose code step never came, as of `now` (the
  * injected clock). The server runs it at start and then hourly; it throws on a database
  * failure, which the server logs as a warning.
  */
@@ -71,5 +74,6 @@ export async function sweepExpiredRows(deps: SweepDeps, now: Date): Promise<Swee
     emailChangeTokens: await deps.stores.emailChangeTokens.deleteExpiredEmailChangeTokens(now),
     emailSignIns: await deps.stores.emailSignIns.deleteExpiredEmailSignIns(now),
     consumedSignIns: await deps.consumedSignIns.deleteExpiredSignIns(now),
+    pendingLinks: await deps.stores.accounts.deleteExpiredPendingLinks(now),
   };
 }

@@ -57,6 +57,12 @@ export interface OidcProviderConfig {
   clientId: string;
   clientSecret: string;
   scopes: readonly string[];
+  /**
+   * OIDC_<ID>_TRUST_EMAIL: whether the provider's `email_verified` is taken as a proof of the
+   * mailbox (links into the account of that address, and gives a new account its address).
+   * Default true for a preset at its own host, false for any other issuer.
+   */
+  trustEmail: boolean;
 }
 
 /** One id of OIDC_PROVIDERS and what its OIDC_<ID>_* variables say. */
@@ -364,9 +370,13 @@ export const CONFIG_VARIABLES = [
     name: 'OIDC_PROVIDERS',
     default: '',
     meaning:
-      'Sign in with OpenID Connect: comma-separated provider ids (google, gitlab, microsoft or one of your own); each reads OIDC_<ID>_ISSUER (presets: not needed), _CLIENT_ID, _CLIENT_SECRET, and optionally _NAME and _SCOPES (callback: $BASE_URL/api/auth/callback/<id>)',
+      'Sign in with OpenID Connect: comma-separated provider ids (google, gitlab, microsoft or one of your own); each reads OIDC_<ID>_ISSUER (presets: not needed), _CLIENT_ID, _CLIENT_SECRET, and optionally _NAME, _SCOPES and _TRUST_EMAIL (true: its verified email links into the account of that address; default true for the presets at their own hosts, false for any other issuer) (callback: $BASE_URL/api/auth/callback/<id>)',
   },
-  { name: 'AUTH_SECRET', default: '', meaning: 'signs the short-lived provider sign-in cookie, at least 16 characters (every sign-in provider needs it)' },
+  {
+    name: 'AUTH_SECRET',
+    default: '',
+    meaning: 'signs the short-lived provider sign-in cookie and encrypts its PKCE verifier, at least 16 characters (every sign-in provider needs it)',
+  },
   {
     name: 'ENCRYPTION_KEY_BASE64',
     default: '',
@@ -582,12 +592,21 @@ function readOidcProviders(env: Env, mode: Config['mode'], problems: string[], s
       own.push(`${prefix}SCOPES must be space-separated scopes that include openid, such as "openid email profile", got "${rawScopes}"`);
     }
 
+    // A preset's word on an address is trusted only at the preset's own host: a self-managed
+    // GitLab's `email_verified` is whatever its administrators configured.
+    const rawTrustEmail = value(`${prefix}TRUST_EMAIL`);
+    if (rawTrustEmail !== undefined && rawTrustEmail !== 'true' && rawTrustEmail !== 'false') {
+      own.push(`${prefix}TRUST_EMAIL must be true or false, got "${rawTrustEmail}"`);
+    }
+    const atPresetHost = preset !== undefined && issuer !== null && new URL(issuer).host === new URL(preset.issuer).host;
+    const trustEmail = rawTrustEmail === undefined ? atPresetHost : rawTrustEmail === 'true';
+
     providers.push({
       id,
       name,
       config:
         issuer !== null && clientId !== null && clientSecret !== null && own.length === 0
-          ? Object.freeze({ issuer, clientId, clientSecret, scopes: Object.freeze([...scopes]) })
+          ? Object.freeze({ issuer, clientId, clientSecret, scopes: Object.freeze([...scopes]), trustEmail })
           : null,
       problems: Object.freeze([...own, ...sharedProblems]),
     });

@@ -547,6 +547,7 @@ describe.skipIf(!hasBrowser)('OpenID Connect sign-in in Chromium', { timeout: 60
         OIDC_ACME_CLIENT_ID: provider.clientId,
         OIDC_ACME_CLIENT_SECRET: provider.clientSecret,
         OIDC_ACME_NAME: 'Acme SSO',
+        OIDC_ACME_TRUST_EMAIL: 'true',
       };
     },
   });

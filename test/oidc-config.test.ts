@@ -57,6 +57,35 @@ describe('OIDC_PROVIDERS in loadConfig()', () => {
     });
   });
 
+  test('OIDC_<ID>_TRUST_EMAIL: true for a preset at its own host, false for any other issuer unless set; anything but true or false is a problem', () => {
+    const env: Record<string, string> = { ...SHARED, OIDC_PROVIDERS: 'google,gitlab,microsoft,corp,own,bad' };
+    for (const id of ['GOOGLE', 'GITLAB', 'MICROSOFT', 'CORP', 'OWN', 'BAD']) {
+      env[`OIDC_${id}_CLIENT_ID`] = 'id';
+      env[`OIDC_${id}_CLIENT_SECRET`] = 'secret';
+    }
+    // Microsoft for one tenant stays at Microsoft's host; a self-managed GitLab is another issuer.
+    env.OIDC_MICROSOFT_ISSUER = 'https://login.microsoftonline.com/0b5f2ab6-7f0e-4a7b-9f51-8a1e2c3d4e5f/v2.0';
+    env.OIDC_GITLAB_ISSUER = 'https://gitlab.example.com';
+    env.OIDC_GOOGLE_TRUST_EMAIL = 'false';
+    env.OIDC_CORP_ISSUER = 'https://idp.example.com';
+    env.OIDC_OWN_ISSUER = 'https://sso.example.com';
+    env.OIDC_OWN_TRUST_EMAIL = 'true';
+    env.OIDC_BAD_ISSUER = 'https://bad.example.com';
+    env.OIDC_BAD_TRUST_EMAIL = 'yes';
+    const providers = loadConfig(env).oidcProviders;
+    expect(providers.map(({ id, config }) => [id, config?.trustEmail ?? null])).toEqual([
+      ['google', false],
+      ['gitlab', false],
+      ['microsoft', true],
+      ['corp', false],
+      ['own', true],
+      ['bad', null],
+    ]);
+    expect(providers.find((provider) => provider.id === 'bad')!.problems).toEqual(['OIDC_BAD_TRUST_EMAIL must be true or false, got "yes"']);
+    const presets = loadConfig({ ...env, OIDC_PROVIDERS: 'google,gitlab', OIDC_GOOGLE_TRUST_EMAIL: '', OIDC_GITLAB_ISSUER: '' }).oidcProviders;
+    expect(presets.map(({ config }) => config?.trustEmail)).toEqual([true, true]);
+  });
+
   test("a provider's missing or malformed variables never stop the start: they are its problems, each named", () => {
     const providers = loadConfig({
       ...SHARED,

@@ -32,6 +32,8 @@ function forgeEnv(issuer = forge.issuer): Record<string, string> {
     OIDC_FORGE_CLIENT_ID: forge.clientId,
     OIDC_FORGE_CLIENT_SECRET: forge.clientSecret,
     OIDC_FORGE_NAME: 'Forge',
+    // Trusted on email, so that what is refused below is refused for its own reason.
+    OIDC_FORGE_TRUST_EMAIL: 'true',
     AUTH_SECRET: 'test-auth-secret-0123456789',
     ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
   };

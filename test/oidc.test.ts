@@ -37,9 +37,12 @@ function oidcEnv(): Record<string, string> {
     OIDC_ACME_CLIENT_ID: acme.clientId,
     OIDC_ACME_CLIENT_SECRET: acme.clientSecret,
     OIDC_ACME_NAME: 'Acme SSO',
+    // Issuers of our own: their word on an email counts only when trusted (the default is not to).
+    OIDC_ACME_TRUST_EMAIL: 'true',
     OIDC_CORP_ISSUER: corp.issuer,
     OIDC_CORP_CLIENT_ID: corp.clientId,
     OIDC_CORP_CLIENT_SECRET: corp.clientSecret,
+    OIDC_CORP_TRUST_EMAIL: 'true',
     AUTH_SECRET: 'test-auth-secret-0123456789',
     ENCRYPTION_KEY_BASE64: KEY.toString('base64'),
   };
@@ -108,10 +111,12 @@ describeEachDialect('Sign in with OpenID Connect (oidc-provider)', (dialect: Dia
     expect(state).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(nonce).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(nonce).not.toBe(state);
-    // The signed pending sign-in holds this state, this nonce and the verifier behind the challenge.
+    // The signed pending sign-in holds this state and this nonce; the verifier behind the challenge
+    // only sealed (test/oauth.test.ts reads the verifier GitHub receives and looks for it in the cookie).
     const payload = JSON.parse(Buffer.from(cookie.split('=')[1]!.split('.')[0]!, 'base64url').toString()) as { p: string; s: string; n: string; c: string };
     expect(payload).toMatchObject({ p: 'acme', s: state, n: nonce });
-    expect(createCodeChallenge(payload.c)).toBe(url.searchParams.get('code_challenge'));
+    expect(payload.c).toMatch(/^v1\./);
+    expect(createCodeChallenge(payload.c)).not.toBe(url.searchParams.get('code_challenge'));
   });
 
   test('a new person signs in: ID token verified, email read from userinfo, a verified user, an encrypted token that works', async () => {
@@ -218,6 +223,41 @@ describeEachDialect('Sign in with OpenID Connect (oidc-provider)', (dialect: Dia
     expect(user.id).not.toBe(local.id);
     expect(user).toMatchObject({ email: null, emailVerified: false });
     expect(local.passwordHash).not.toBeNull();
+  });
+
+  test('an issuer of our own without OIDC_<ID>_TRUST_EMAIL: its verified email links nothing and claims no address', async () => {
+    await t.close();
+    t = await createTestGatehouse(dialect, { env: { ...oidcEnv(), OIDC_ACME_TRUST_EMAIL: '' }, overrides: { providerHTTP: { timeoutMs: 2000 } } });
+    const email = 'untrusted-owner@example.com';
+    const registered = await t.request('POST', '/api/auth/register', { json: { email, password: STRONG_PASSWORD } });
+    const localSession = cookieFrom(registered, SESSION)!;
+    const local = (await t.gatehouse.stores.users.findUserByEmail(email))!;
+    await t.gatehouse.stores.users.markEmailVerified(local.id);
+
+    const { user } = await sessionOf(await signIn(acme, 'acme', account('untrusted', { email })));
+    expect(user.id).not.toBe(local.id);
+    expect(user).toMatchObject({ email: null, emailVerified: false });
+    // The local account is untouched: no link, its password and session still work, nothing removed.
+    expect(await t.gatehouse.stores.accounts.listUserAccounts(local.id)).toEqual([]);
+    expect((await t.request('GET', '/api/auth/session', { cookie: localSession })).status).toBe(200);
+    expect((await t.request('POST', '/api/auth/login', { json: { email, password: STRONG_PASSWORD } })).status).toBe(200);
+    expect((await events()).some((event) => String(event.metadata.action ?? '').includes('provider'))).toBe(false);
+
+    // A never-verified local account is not secured on an untrusted word either.
+    const squatted = 'untrusted-squatted@example.com';
+    const squatter = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email: squatted, password: STRONG_PASSWORD } }), SESSION)!;
+    await sessionOf(await signIn(acme, 'acme', account('untrusted2', { email: squatted })));
+    expect((await t.request('GET', '/api/auth/session', { cookie: squatter })).status).toBe(200);
+    expect((await t.gatehouse.stores.users.findUserByEmail(squatted))!.passwordHash).not.toBeNull();
+
+    // A new person's address is not claimed: whoever owns it can still register it.
+    const fresh = 'untrusted-new@example.com';
+    expect((await sessionOf(await signIn(acme, 'acme', account('untrusted3', { email: fresh })))).user.email).toBeNull();
+    expect((await t.request('POST', '/api/auth/register', { json: { email: fresh, password: STRONG_PASSWORD } })).status).toBe(201);
+
+    // corp is trusted (OIDC_CORP_TRUST_EMAIL=true): the same kind of sign-in links there.
+    const trusted = await sessionOf(await signIn(corp, 'corp', account('trusted', { email })));
+    expect(trusted.user.id).toBe(local.id);
   });
 
   test('a missing email_verified is not a yes: no link, no email stored', async () => {

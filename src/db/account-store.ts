@@ -78,5 +78,37 @@ export function createAccountStore(db: Kysely<Database>): AccountStore {
       const result = await db.deleteFrom('accounts').where('user_id', '=', userId).where('provider', '=', provider).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
+
+    async holdPendingLink({ challengeId, account, expiresAt }) {
+      await db
+        .insertInto('oauth_pending_links')
+        .values({
+          challenge_id: challengeId,
+          account_id: account.id,
+          user_id: account.userId,
+          provider: account.provider,
+          provider_account_id: account.providerAccountId,
+          provider_login: account.providerLogin,
+          access_token_enc: account.accessTokenEnc,
+          refresh_token_enc: account.refreshTokenEnc,
+          access_token_expires_at: account.accessTokenExpiresAt?.getTime() ?? null,
+          scope: account.scope,
+          created_at: account.createdAt.getTime(),
+          expires_at: expiresAt.getTime(),
+        })
+        .execute();
+    },
+
+    async takePendingLink(challengeId, now) {
+      // DELETE … RETURNING (SQLite 3.35+, PostgreSQL): the row goes to exactly one caller.
+      const row = await db.deleteFrom('oauth_pending_links').where('challenge_id', '=', challengeId).returningAll().executeTakeFirst();
+      if (row === undefined || row.expires_at <= now.getTime()) return null;
+      return toAccount({ ...row, id: row.account_id, updated_at: row.created_at });
+    },
+
+    async deleteExpiredPendingLinks(now) {
+      const result = await db.deleteFrom('oauth_pending_links').where('expires_at', '<=', now.getTime()).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
   };
 }

@@ -176,6 +176,23 @@ export interface OAuthConsumedSignInsTable {
   expires_at: number;
 }
 
+/** A provider link waiting for its sign-in's second factor, keyed by the challenge id (migration 013). */
+export interface OAuthPendingLinksTable {
+  challenge_id: string;
+  account_id: string;
+  user_id: string;
+  provider: string;
+  provider_account_id: string;
+  provider_login: string;
+  /** AES-256-GCM envelopes bound to `account_id`, as in `accounts`. */
+  access_token_enc: string;
+  refresh_token_enc: string | null;
+  access_token_expires_at: number | null;
+  scope: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -185,6 +202,7 @@ export interface Database {
   email_outbox: EmailOutboxTable;
   accounts: AccountsTable;
   oauth_consumed_sign_ins: OAuthConsumedSignInsTable;
+  oauth_pending_links: OAuthPendingLinksTable;
   email_change_tokens: EmailChangeTokensTable;
   user_totp: UserTotpTable;
   recovery_codes: RecoveryCodesTable;

@@ -17,11 +17,16 @@
  *
  * Linking (DESIGN §5), in order:
  *   1. an account linked to (provider, provider user id) → its user; tokens and login refreshed;
- *   2. a user whose email the provider reports as verified → link to that user. If that user
- *      never verified the email, someone else may have registered it first to wait for the
- *      owner (account pre-hijacking): the password is removed, every session revoked and the
- *      email marked verified before the link is made;
- *   3. otherwise a new user, with the provider's email only when the provider verified it.
+ *   2. a user whose email the provider reports as verified, from a provider whose word on that is
+ *      trusted (OIDC_<ID>_TRUST_EMAIL) → link to that user. The link is a sign-in by a proof of
+ *      the mailbox: when the account's password was chosen before the address was proved, someone
+ *      else may have registered it first to wait for the owner (account pre-hijacking), and that
+ *      password goes with everything set up through it (users/secure-unverified.ts) before the
+ *      link is made. An account with two-factor sign-in on is linked, and its other sessions
+ *      ended, only once the code step succeeds: until then the link waits in a row keyed by the
+ *      challenge (`holdPendingLink`, `completePendingLink`);
+ *   3. otherwise a new user, with the provider's email only when the provider verified it and is
+ *      trusted to.
  */
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { AuditMetadata, AuditStore } from '../audit/audit-log.js';
@@ -34,13 +39,13 @@ import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { SessionStore } from '../session/store.js';
-import { secureUnverifiedAccount } from '../users/secure-unverified.js';
+import { secureForMailboxProof } from '../users/secure-unverified.js';
 import type { User, UserStore } from '../users/user.js';
 import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn } from './flow-cookie.js';
 import { createCodeChallenge, generateCodeVerifier, generateNonce, generateState } from './pkce.js';
 import { ProviderRequestError, describeProviderFailure, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from './provider.js';
 import { resolveReturnTo } from '../http/return-to.js';
-import type { AccountStore, ConsumedSignInStore, LinkedAccount } from './store.js';
+import type { AccountStore, ConsumedSignInStore, LinkedAccount, PendingLink } from './store.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import { sha256Hex } from '../crypto/digest.js';
 import type { OutboxStore } from '../outbox/outbox.js';
@@ -49,9 +54,9 @@ import { isSecondFactorRequired } from '../mfa/flow.js';
 import type { EmailChangeTokenStore } from '../account/store.js';
 import type { RecoveryCodeStore, TotpStore } from '../mfa/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
-import { mayNotify } from '../outbox/notices.js';
+import { mayNotify, queueSecurityNotice } from '../outbox/notices.js';
 import { queueEmail } from '../outbox/queue.js';
-import { renderProviderLinkedEmail } from '../outbox/templates.js';
+import { renderAccountSecuredEmail, renderProviderLinkedEmail } from '../outbox/templates.js';
 
 export interface OAuthStores {
   users: Pick<UserStore, 'findUserById' | 'findUserByEmail' | 'createUser' | 'recordLogin' | 'removePassword' | 'markEmailVerified'>;
@@ -136,8 +141,11 @@ export type SignInFailureCode = 'invalid_state' | 'oauth_error' | 'oauth_failed'
 
 export type CallbackOutcome =
   | { ok: true; user: User; session: IssuedSession; returnTo: string }
-  /** The account has two-factor sign-in on: no session yet, a challenge (mfa/challenge.ts) instead. */
-  | { ok: true; secondFactorFor: User; firstMethod: string; returnTo: string }
+  /**
+   * The account has two-factor sign-in on: no session yet, a challenge (mfa/challenge.ts) instead.
+   * `pendingLink`: the provider account to link once the code step succeeds (`holdPendingLink`).
+   */
+  | { ok: true; secondFactorFor: User; firstMethod: string; returnTo: string; pendingLink: LinkedAccount | null }
   | { ok: false; error: SignInFailureCode; message: string };
 
 function requireProvider(deps: OAuthFlowDeps, providerId: string): { provider: OAuthProvider; secrets: OAuthSecrets } {
@@ -303,12 +311,14 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
     return fail('oauth_failed', `Your ${name} profile could not be read (${detail}). Please try again.`, { reason: 'profile_fetch', detail });
   }
 
-  const { user, linkedBy } = await linkOrCreateUser(deps, secrets.envelope, provider, profile, tokens, ctx);
-  if (linkedBy === 'verified_email') deps.onEmailQueued();
+  const { user, linkedBy, pendingLink } = await linkOrCreateUser(deps, secrets.envelope, provider, profile, tokens, ctx);
+  if (linkedBy === 'verified_email' && pendingLink === null) deps.onEmailQueued();
   // Before a second factor is asked for; the login page says so in its own words (web/routes.ts).
   if (user.disabledAt !== null) return fail('account_disabled', ACCOUNT_DISABLED_MESSAGE, { reason: 'account_disabled' }, user.id);
   // The provider proved the first factor only: a 2FA account still owes its code (DESIGN §9.3).
-  if (await isSecondFactorRequired(deps, user.id)) return { ok: true, secondFactorFor: user, firstMethod: provider.id, returnTo: pending.returnTo };
+  if (pendingLink !== null || (await isSecondFactorRequired(deps, user.id))) {
+    return { ok: true, secondFactorFor: user, firstMethod: provider.id, returnTo: pending.returnTo, pendingLink };
+  }
   const session = await issueSession(deps.session, user.id, ctx, [provider.id]);
   await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, {
     method: 'oauth',
@@ -328,6 +338,14 @@ const MAX_LINK_ATTEMPTS = 3;
 
 type LinkedBy = 'existing_link' | 'verified_email' | 'new_user';
 
+/** Who signs in, and — for an existing account with two-factor sign-in on — the link that waits for its code step. */
+interface LinkOutcome {
+  user: User;
+  linkedBy: LinkedBy;
+  /** Not created yet: `holdPendingLink` keeps it until the code step (null: nothing waits). */
+  pendingLink: LinkedAccount | null;
+}
+
 /** What linking needs beyond the transaction's stores: where the owner's notice links to. */
 type NoticeSettings = Pick<OAuthFlowDeps, 'appName' | 'baseUrl' | 'limits' | 'logger'>;
 
@@ -338,7 +356,7 @@ async function linkOrCreateUser(
   profile: ProviderProfile,
   tokens: ProviderTokens,
   ctx: RequestContext,
-): Promise<{ user: User; linkedBy: LinkedBy }> {
+): Promise<LinkOutcome> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await deps.stores.transaction((tx) => linkOnce(tx, deps, envelope, provider, profile, tokens, ctx));
@@ -369,7 +387,7 @@ async function linkOnce(
   profile: ProviderProfile,
   tokens: ProviderTokens,
   ctx: RequestContext,
-): Promise<{ user: User; linkedBy: LinkedBy }> {
+): Promise<LinkOutcome> {
   const identity = { provider: provider.id, providerUserId: profile.providerUserId, providerLogin: profile.login };
 
   const existing = await tx.accounts.findAccount(provider.id, profile.providerUserId);
@@ -382,11 +400,13 @@ async function linkOnce(
     const user = await tx.users.findUserById(existing.userId);
     if (user === null) throw new Error(`account ${existing.id} refers to a missing user`);
     await tx.users.recordLogin(user.id, ctx.now);
-    return { user, linkedBy: 'existing_link' };
+    // An existing link is no new proof of the mailbox: nothing else changes.
+    return { user, linkedBy: 'existing_link', pendingLink: null };
   }
 
   const parsedEmail = profile.email === null ? null : emailSchema.safeParse(profile.email);
-  const verifiedEmail = profile.emailVerified && parsedEmail?.success ? parsedEmail.data : null;
+  // A provider not trusted on email (OIDC_<ID>_TRUST_EMAIL=false) is heard as if it had verified none.
+  const verifiedEmail = provider.trustsEmail && profile.emailVerified && parsedEmail?.success ? parsedEmail.data : null;
 
   const newAccount = (userId: string): LinkedAccount => {
     const id = randomUUID();
@@ -406,43 +426,40 @@ async function linkOnce(
     const owner = await tx.users.findUserByEmail(verifiedEmail);
     if (owner !== null) {
       let user = owner;
-      if (!owner.emailVerified) {
-        // Account pre-hijacking defence (DESIGN §5): whoever registered this unverified email
-        // may not be its owner, so nothing of theirs survives the link.
-        const secured = await secureUnverifiedAccount(tx, owner);
+      // Account pre-hijacking defence (docs/security.md): a sign-in by a proof of the mailbox. An
+      // account never verified, or whose password was chosen before the address was proved (and
+      // not confirmed since from a browser signed in to it), may have been registered by someone
+      // else waiting for the owner: nothing set up through that password survives the link.
+      const secured = await secureForMailboxProof(tx, owner);
+      if (secured !== null) {
+        const ownerNotified =
+          secured.passwordRemoved &&
+          (await queueSecurityNotice(notice, tx.outbox, { userId: owner.id, email: verifiedEmail }, renderAccountSecuredEmail(notice), ctx.now));
         await recordAudit(tx.audit, ctx, 'config_updated', owner.id, {
           action: 'unverified_account_secured_for_provider_link',
           ...identity,
           email: verifiedEmail,
+          // A verified address whose password was chosen before it was proved (and never confirmed since).
+          ...(owner.emailVerified ? { passwordUnproven: true } : {}),
           ...secured,
+          ownerNotified,
         });
-        user = { ...owner, passwordHash: null, emailVerified: true };
+        user = { ...owner, passwordHash: null, emailVerified: true, passwordUnproven: false };
+      } else if (await isSecondFactorRequired({ stores: tx }, owner.id)) {
+        // The provider proves the first factor only. Linking now would hand a new way in, and end
+        // the owner's sessions, on the word of someone who may not hold the second factor: the
+        // link waits for the code step (completePendingLink), and nothing is written yet.
+        return { user: owner, linkedBy: 'verified_email', pendingLink: newAccount(owner.id) };
       } else {
         // A new way into an account that has an owner: every session open elsewhere ends (the new
         // one is issued after this), and the owner hears of it, in the same transaction. If the
         // provider account is not theirs, they learn it at once and can act; if it is, the email
         // says there is nothing to do.
-        const sessionsRevoked = await tx.sessions.deleteUserSessions(owner.id);
-        const ownerNotified = await mayNotify(notice, owner.id, 'provider_linked', ctx.now);
-        if (ownerNotified) {
-          await queueEmail(
-            tx.outbox,
-            verifiedEmail,
-            renderProviderLinkedEmail({ appName: notice.appName, providerName: provider.displayName, providerLogin: profile.login, baseUrl: notice.baseUrl }),
-            { now: ctx.now, linkExpiresAt: null },
-          );
-        }
-        await recordAudit(tx.audit, ctx, 'config_updated', owner.id, {
-          action: 'provider_linked_to_existing_account',
-          ...identity,
-          email: verifiedEmail,
-          sessionsRevoked,
-          ownerNotified,
-        });
+        await endSessionsForNewLink(tx, notice, provider, identity, verifiedEmail, owner.id, ctx);
       }
       if ((await tx.accounts.createAccount(newAccount(user.id))) === 'already_linked') throw new LinkRaceLost();
       await tx.users.recordLogin(user.id, ctx.now);
-      return { user, linkedBy: 'verified_email' };
+      return { user, linkedBy: 'verified_email', pendingLink: null };
     }
   }
 
@@ -462,5 +479,84 @@ async function linkOnce(
   if ((await tx.accounts.createAccount(newAccount(user.id))) === 'already_linked') throw new LinkRaceLost();
   await tx.users.recordLogin(user.id, ctx.now);
   await recordAudit(tx.audit, ctx, 'user_created', user.id, { method: 'oauth', ...identity, email: user.email });
-  return { user, linkedBy: 'new_user' };
+  return { user, linkedBy: 'new_user', pendingLink: null };
+}
+
+/**
+ * A provider account newly linked to an account that has an owner: the owner's other sessions end
+ * and the owner is told (within their notice allowance), with the audit row that says so.
+ */
+async function endSessionsForNewLink(
+  tx: OAuthStores,
+  notice: NoticeSettings,
+  provider: Pick<OAuthProvider, 'id' | 'displayName'>,
+  identity: { provider: string; providerUserId: string; providerLogin: string },
+  email: string,
+  ownerId: string,
+  ctx: RequestContext,
+  extra: AuditMetadata = {},
+): Promise<void> {
+  const sessionsRevoked = await tx.sessions.deleteUserSessions(ownerId);
+  const ownerNotified = await mayNotify(notice, ownerId, 'provider_linked', ctx.now);
+  if (ownerNotified) {
+    await queueEmail(
+      tx.outbox,
+      email,
+      renderProviderLinkedEmail({
+        appName: notice.appName,
+        providerName: provider.displayName,
+        providerLogin: identity.providerLogin,
+        baseUrl: notice.baseUrl,
+      }),
+      { now: ctx.now, linkExpiresAt: null },
+    );
+  }
+  await recordAudit(tx.audit, ctx, 'config_updated', ownerId, {
+    action: 'provider_linked_to_existing_account',
+    ...identity,
+    email,
+    sessionsRevoked,
+    ownerNotified,
+    ...extra,
+  });
+}
+
+/** What holding and completing a link that waits for the code step needs. */
+export type PendingLinkDeps = Pick<OAuthFlowDeps, 'stores' | 'providers' | 'appName' | 'baseUrl' | 'limits' | 'logger' | 'onEmailQueued'>;
+
+/**
+ * Keeps the link of a 2FA account's provider sign-in (CallbackOutcome's `pendingLink`) under the
+ * challenge just issued for it, until that challenge expires: only its code step links it.
+ */
+export async function holdPendingLink(deps: Pick<OAuthFlowDeps, 'stores'>, account: LinkedAccount, challenge: { id: string; expiresAt: Date }): Promise<void> {
+  const link: PendingLink = { challengeId: challenge.id, account, expiresAt: challenge.expiresAt };
+  await deps.stores.accounts.holdPendingLink(link);
+}
+
+/**
+ * The code step of a provider sign-in succeeded (mfa/flow.ts `verifySecondFactor`, through the
+ * hook gatehouse.ts passes it): the link held under its challenge is made now, the owner's other
+ * sessions end and the owner is told — before the new session is issued. A challenge without a
+ * held link (a password login, an existing link), or whose link expired, changes nothing.
+ */
+export async function completePendingLink(deps: PendingLinkDeps, challenge: { id: string; userId: string }, ctx: RequestContext): Promise<void> {
+  const linked = await deps.stores.transaction(async (tx) => {
+    const account = await tx.accounts.takePendingLink(challenge.id, ctx.now);
+    // Held for the challenge's own user: anything else links nothing.
+    if (account === null || account.userId !== challenge.userId) return false;
+    const owner = await tx.users.findUserById(account.userId);
+    if (owner === null || owner.email === null) return false;
+    // Linked meanwhile by another sign-in (to this account or, after an unlink, to another): that one stands.
+    if ((await tx.accounts.createAccount({ ...account, updatedAt: ctx.now })) === 'already_linked') return false;
+    const provider = { id: account.provider, displayName: deps.providers.get(account.provider)?.displayName ?? account.provider };
+    const identity = { provider: account.provider, providerUserId: account.providerAccountId, providerLogin: account.providerLogin };
+    await endSessionsForNewLink(tx, deps, provider, identity, owner.email, owner.id, ctx, { afterSecondFactor: true });
+    return true;
+  });
+  if (linked) deps.onEmailQueued();
+}
+
+/** `completePendingLink` bound to its dependencies: the hook the code step calls (mfa/flow.ts `afterSecondFactor`). */
+export function pendingLinkCompleter(deps: PendingLinkDeps): (challenge: { id: string; userId: string }, ctx: RequestContext) => Promise<void> {
+  return (challenge, ctx) => completePendingLink(deps, challenge, ctx);
 }

@@ -59,6 +59,12 @@ export interface OAuthProvider {
   readonly id: string;
   /** For messages shown to people: `GitHub`. */
   readonly displayName: string;
+  /**
+   * Whether the provider's word that an email is verified is a proof of the mailbox here: it links
+   * into the existing account of that address and gives a new account its address. When false,
+   * the email is treated as unverified (OIDC_<ID>_TRUST_EMAIL; GitHub's verified primary email: true).
+   */
+  readonly trustsEmail: boolean;
   /** Fails with a ProviderRequestError when the provider cannot be reached (an OpenID provider's discovery). */
   createAuthorizationURL(request: AuthorizationRequest): Promise<URL>;
   exchangeCode(exchange: CodeExchange): Promise<ProviderTokens>;

@@ -14,7 +14,7 @@ import type { AppEnv } from '../http/env.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { issueChallenge, setChallengeCookie, type ChallengeCookieSettings } from '../mfa/challenge.js';
 import type { RandomReader } from '../random.js';
-import { completeSignIn, listSignInProviders, startSignIn, type OAuthFlowDeps } from './flow.js';
+import { completeSignIn, holdPendingLink, listSignInProviders, startSignIn, type OAuthFlowDeps } from './flow.js';
 import { z } from 'zod';
 import type { RouteDoc } from '../http/route-docs.js';
 
@@ -102,12 +102,14 @@ export function createOAuthRoutes(deps: OAuthRouteDeps): Hono<AppEnv> {
       );
       if (!outcome.ok) return c.redirect(loginPageWithError(deps.loginPageUrl, outcome.error, c.req.param('provider'), outcome.message), 302);
       if ('secondFactorFor' in outcome) {
-        const { value } = issueChallenge(deps.challenge.key, deps.challenge.random, {
+        const { challenge, value } = issueChallenge(deps.challenge.key, deps.challenge.random, {
           userId: outcome.secondFactorFor.id,
           firstMethods: [outcome.firstMethod],
           returnTo: outcome.returnTo,
           now: ctx.now,
         });
+        // A new link into a 2FA account waits for this challenge's code step.
+        if (outcome.pendingLink !== null) await holdPendingLink(deps.flow, outcome.pendingLink, challenge);
         setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
         deps.challenge.onIssued?.('oauth');
         return c.redirect(loginPageForSecondFactor(deps.loginPageUrl), 302);

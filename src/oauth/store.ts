@@ -18,6 +18,17 @@ export interface LinkedAccount {
   updatedAt: Date;
 }
 
+/**
+ * A link a provider sign-in will make once its second factor is proved (table
+ * `oauth_pending_links`): the `accounts` row to create, held under the two-factor challenge id
+ * until that challenge expires.
+ */
+export interface PendingLink {
+  challengeId: string;
+  account: LinkedAccount;
+  expiresAt: Date;
+}
+
 export type AccountTokenUpdate = Pick<LinkedAccount, 'providerLogin' | 'accessTokenEnc' | 'refreshTokenEnc' | 'accessTokenExpiresAt' | 'scope' | 'updatedAt'>;
 
 export interface AccountStore {
@@ -31,6 +42,15 @@ export interface AccountStore {
   listUserAccounts(userId: string): Promise<LinkedAccount[]>;
   /** Unlinks the user's account at `provider`; false when there was none. */
   deleteUserAccount(userId: string, provider: string): Promise<boolean>;
+  /** Keeps a link until its challenge's code step (`takePendingLink`) or its expiry. */
+  holdPendingLink(link: PendingLink): Promise<void>;
+  /**
+   * Deletes the link held under `challengeId` and returns its account row, when it has not expired
+   * at `now`; null otherwise. Of two callers with the same id, one gets it.
+   */
+  takePendingLink(challengeId: string, now: Date): Promise<LinkedAccount | null>;
+  /** Deletes the links whose challenge has expired at `now`; returns how many. */
+  deleteExpiredPendingLinks(now: Date): Promise<number>;
 }
 
 /**

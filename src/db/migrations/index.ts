@@ -15,6 +15,7 @@ import * as m009 from './009-email-sign-in.js';
 import * as m010 from './010-passkeys.js';
 import * as m011 from './011-disabled-accounts.js';
 import * as m012 from './012-unproven-passwords.js';
+import * as m013 from './013-oauth-pending-links.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '010-passkeys': m010,
   '011-disabled-accounts': m011,
   '012-unproven-passwords': m012,
+  '013-oauth-pending-links': m013,
 };

@@ -56,6 +56,8 @@ export function createGitHubProvider(config: GitHubProviderConfig, http: Provide
   return {
     id: 'github',
     displayName: 'GitHub',
+    // GitHub marks an address verified only once its owner followed GitHub's confirmation link.
+    trustsEmail: true,
 
     // GitHub is no OpenID provider: the nonce, the callback's `iss` and the clock play no part.
     async createAuthorizationURL({ state, codeChallenge, redirectUri }) {

@@ -83,6 +83,7 @@ export function createOidcProvider({ id, displayName, config, http }: OidcProvid
   return {
     id,
     displayName,
+    trustsEmail: config.trustEmail,
 
     async createAuthorizationURL({ state, codeChallenge, nonce, redirectUri, now }) {
       const configuration = await discovery.get(now);
