@@ -89,7 +89,10 @@ export function jsonAnswer(c: Context<AppEnv>, body: unknown, status = 200): Res
 export function mergeAnswerHeaders(c: Context<AppEnv>): void {
   if (builtFromRecord.has(c.res)) return;
   const answer = answerOf(c);
+  // Into the response's own headers, not through c.header(): on a finished response that rebuilds
+  // it around its body as a stream, and the WHATWG Response copies a byte body on the way — each
+  // answer of a static file then held a copy of its own (web/static-asset.ts).
   const own = c.res.headers;
-  for (const [name, value] of Object.entries(answer.headers)) if (!own.has(name)) c.header(name, value);
-  for (const cookie of answer.cookies) c.header('Set-Cookie', cookie, { append: true });
+  for (const [name, value] of Object.entries(answer.headers)) if (!own.has(name)) own.set(name, value);
+  for (const cookie of answer.cookies) own.append('Set-Cookie', cookie);
 }

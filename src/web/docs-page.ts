@@ -10,7 +10,6 @@
  * does not restrict, so `style-src 'unsafe-inline'` is not needed (test/browser-docs.test.ts renders
  * the page, expands an operation and runs "Try it out" with no violation).
  */
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import type { Hono } from 'hono';
 import type { AppEnv } from '../http/env.js';
 import type { RouteDoc } from '../http/route-docs.js';
 import { securityHeaders } from '../http/security-headers.js';
+import { serveStaticAsset, staticAsset, type StaticAsset } from './static-asset.js';
 
 export const DOCS_CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
@@ -55,32 +55,21 @@ function viewerFolder(): string {
   return path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 }
 
-interface LoadedAsset {
-  body: Buffer;
-  etag: string;
-  contentType: string;
-}
-
 export function addDocsRoutes(app: Hono<AppEnv>, options: { httpsBaseUrl: boolean }): void {
   const headers = securityHeaders({ contentSecurityPolicy: DOCS_CONTENT_SECURITY_POLICY, httpsBaseUrl: options.httpsBaseUrl });
   app.get('/docs', (c) => {
     for (const [name, value] of headers) c.header(name, value);
     return c.html(DOCS_PAGE);
   });
-  const loaded = new Map<string, LoadedAsset>();
+  const loaded = new Map<string, StaticAsset>();
   for (const [assetPath, { file, contentType }] of Object.entries(VIEWER_ASSETS)) {
     app.get(assetPath, (c) => {
       let asset = loaded.get(assetPath);
       if (asset === undefined) {
-        const body = readFileSync(path.join(viewerFolder(), file));
-        asset = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`, contentType };
+        asset = staticAsset(readFileSync(path.join(viewerFolder(), file)), contentType);
         loaded.set(assetPath, asset);
       }
-      c.header('X-Content-Type-Options', 'nosniff');
-      c.header('Cache-Control', 'no-cache');
-      c.header('ETag', asset.etag);
-      if (c.req.header('if-none-match') === asset.etag) return c.body(null, 304);
-      return c.body(new Uint8Array(asset.body), 200, { 'Content-Type': asset.contentType });
+      return serveStaticAsset(c, asset);
     });
   }
 }
