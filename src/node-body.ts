@@ -6,15 +6,17 @@
  * a body (400, 429) and the main source of garbage under load (docs/performance.md). The core
  * never sees this module: it receives `readBody` as an optional host capability (http/env.ts).
  */
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Http2ServerRequest } from 'node:http2';
 import { AppError } from './errors.js';
+import { notUtf8 } from './http/json-body.js';
 
 const UTF8_BOM = 0xfeff;
 
 /**
- * The whole body as UTF-8 text (a leading byte-order mark dropped, as Request.text() does), or
- * null as soon as it is known to be longer than `maxBytes`: from Content-Length before reading
+ * The whole body as UTF-8 text (a leading byte-order mark dropped, as Request.text() does;
+ * refused with 400 validation_error when it is not UTF-8), or null as soon as it is known to be longer than `maxBytes`: from Content-Length before reading
  * anything, or while reading a body sent without one. The rest of an over-long body is left
  * unread; the Node adapter drains or closes the connection after the answer.
  */
@@ -44,7 +46,13 @@ export function readNodeBody(incoming: IncomingMessage | Http2ServerRequest, max
     const onEnd = (): void => {
       stop();
       // One chunk (the usual small body) is decoded as it is, without a copy.
-      const text = ((chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks, size)).toString('utf8');
+      const bytes = (chunks.length === 1 ? chunks[0] : undefined) ?? Buffer.concat(chunks, size);
+      // toString would put U+FFFD for each broken sequence and read on.
+      if (!isUtf8(bytes)) {
+        reject(notUtf8());
+        return;
+      }
+      const text = bytes.toString('utf8');
       resolve(text.charCodeAt(0) === UTF8_BOM ? text.slice(1) : text);
     };
     // The client went away or the stream broke mid-body: a client error, not ours (no 500, no

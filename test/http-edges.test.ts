@@ -50,6 +50,59 @@ describeEachDialect('HTTP edges', (dialect) => {
     }
   });
 
+  test('a body that gives a key twice, at any depth, answers 400 validation_error naming where, and writes nothing', async () => {
+    const repeated: [string, string][] = [
+      ['{"email":"first@example.com","password":"Correct-Horse-9","email":"second@example.com"}', 'email'],
+      ['{"email":"esc@example.com","password":"Correct-Horse-9","\\u0065mail":"other@example.com"}', 'email'],
+      ['{"email":"deep@example.com","password":"Correct-Horse-9","extra":{"a":1,"b":{"c":[{"d":1},{"d":2,"d":3}]}}}', 'extra.b.c.1.d'],
+      ['[{"x":1},{"x":2,"y":[],"x":3}]', '1.x'],
+    ];
+    for (const [body, path] of repeated) {
+      const response = await t.request('POST', '/api/auth/register', { body, headers: { 'content-type': 'application/json' } });
+      expect(response.status, body).toBe(400);
+      expect(await response.json()).toEqual({ error: 'validation_error', message: expect.any(String), issues: [{ path, message: 'is given more than once' }] });
+    }
+    for (const email of ['first@example.com', 'second@example.com', 'esc@example.com', 'deep@example.com']) {
+      expect(await t.gatehouse.stores.users.findUserByEmail(email)).toBeNull();
+    }
+    // The same key in sibling objects, a key that looks like another once escaped, and a
+    // repeated value are not repeated keys.
+    const fine = await t.request('POST', '/api/auth/register', {
+      body: '{"email":"fine@example.com","password":"Correct-Horse-9","a":{"k":"email"},"b":{"k":"email"},"c":["x","x"],"emai\\"l":1}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(fine.status).toBe(201);
+  });
+
+  test('a body that is not valid UTF-8 answers 400 validation_error, not a password of replacement characters', async () => {
+    const json = (password: string): Uint8Array<ArrayBuffer> => new TextEncoder().encode(JSON.stringify({ email: 'bytes@example.com', password }));
+    const withByte = (byte: number): Uint8Array<ArrayBuffer> => {
+      const bytes = json('Correct-Horse-9X');
+      bytes[bytes.indexOf(0x58)] = byte; // the X
+      return bytes;
+    };
+    for (const body of [withByte(0xff), withByte(0xc3), withByte(0x80), new Uint8Array([...json('Correct-Horse-9'), 0xed, 0xa0, 0x80])]) {
+      const response = await t.gatehouse.fetch(
+        new Request('http://localhost:3000/api/auth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body }),
+        { remoteAddress: '203.0.113.10' },
+      );
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        error: 'validation_error',
+        message: 'The request body is not valid UTF-8.',
+        issues: [{ path: '', message: 'is not valid UTF-8' }],
+      });
+    }
+    expect(await t.gatehouse.stores.users.findUserByEmail('bytes@example.com')).toBeNull();
+    // Multi-byte UTF-8 and a leading byte-order mark are read as before.
+    const bom = new Uint8Array([0xef, 0xbb, 0xbf, ...json('Correct-Horse-9é')]);
+    const accepted = await t.gatehouse.fetch(
+      new Request('http://localhost:3000/api/auth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: bom }),
+      { remoteAddress: '203.0.113.10' },
+    );
+    expect(accepted.status).toBe(201);
+  });
+
   test('__proto__ and constructor keys change nothing', async () => {
     const response = await t.request('POST', '/api/auth/register', {
       body: '{"email":"proto@example.com","password":"Correct-Horse-9","__proto__":{"isAdmin":true},"constructor":{"prototype":{"x":1}}}',

@@ -1,13 +1,14 @@
 /**
  * @module Reads a JSON request body and validates it with zod, turning every way it can be wrong
- * into the JSON error shape: 415 a body that is not JSON, 400 malformed JSON, 400 validation_error
- * with issues. A request without a body needs no Content-Type (DESIGN §9.1).
+ * into the JSON error shape: 415 a body that is not JSON, 400 malformed JSON (and a body that is
+ * not UTF-8, or gives one key twice in an object), 400 validation_error with issues. A request without a body needs no Content-Type (DESIGN §9.1).
  * An over-long body is 413: here when the host reads the body (ConnectionInfo.readBody), else in
  * the bodyLimit middleware (app.ts), before this runs.
  */
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { AppError, validationError, type ValidationIssue } from '../errors.js';
+import { findDuplicateKey } from './duplicate-keys.js';
 import type { AppEnv } from './env.js';
 
 export const MAX_BODY_BYTES = 16 * 1024;
@@ -31,9 +32,24 @@ export function toValidationIssues(issues: readonly SchemaIssue[]): ValidationIs
   }));
 }
 
+/** JSON is UTF-8 (RFC 8259); a body that is not is refused rather than read with replacement characters. */
+export function notUtf8(): AppError {
+  return validationError([{ path: '', message: 'is not valid UTF-8' }], 'The request body is not valid UTF-8.');
+}
+
+/** Throws on bytes that are not UTF-8; a leading byte-order mark is dropped, as Request.text() drops it. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
 async function readBodyText(c: Context<AppEnv>): Promise<string> {
   const readBody = c.env?.readBody;
-  if (readBody === undefined) return c.req.text();
+  if (readBody === undefined) {
+    const bytes = await c.req.arrayBuffer();
+    try {
+      return strictUtf8.decode(bytes);
+    } catch {
+      throw notUtf8();
+    }
+  }
   const text = await readBody(MAX_BODY_BYTES);
   if (text === null) throw payloadTooLarge();
   return text;
@@ -81,9 +97,19 @@ async function readJsonValue(c: Context<AppEnv>): Promise<unknown> {
   const text = await readBodyText(c);
   if (text === '') return undefined;
   if (!isJsonContentType(c.req.header('content-type'))) throw unsupportedMediaType();
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
     throw validationError([{ path: '', message: 'is not valid JSON' }], 'The request body is not valid JSON.');
   }
+  const repeated = findDuplicateKey(text);
+  if (repeated !== null) {
+    const path = repeated.join('.');
+    throw validationError(
+      [{ path: path.length > 200 ? `${path.slice(0, 200)}…` : path, message: 'is given more than once' }],
+      'The request body gives a key more than once.',
+    );
+  }
+  return value;
 }
