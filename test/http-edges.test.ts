@@ -263,6 +263,63 @@ describeEachDialect('unexpected failures', (dialect) => {
       await t.close();
     }
   });
+
+  test("an unexpected error is logged as a bounded summary: class, code, the message's start, top frames; never its properties", async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
+    // Shaped like a database driver's error, which carries the query's parameters and the row
+    // that clashed, and an HTTP client's, which carries its request.
+    class DriverError extends Error {
+      override name = 'DriverError';
+      code = '23505';
+      parameters = ['planted-parameter-secret'];
+      detail = 'Key (token)=(planted-detail-secret) already exists.';
+      request = { headers: { cookie: 'gatehouse_session=planted-cookie-secret', authorization: 'Bearer planted-bearer-secret' } };
+    }
+    const t = await createTestGatehouse(dialect, {
+      overrides: {
+        logger: createLogger({ level: 'info', destination }),
+        hasher: {
+          hash: async () => {
+            throw new DriverError(`${'a long message '.repeat(100)}planted-message-tail`, {
+              cause: Object.assign(new Error('the cause'), { code: 'ECAUSE', secret: 'x' }),
+            });
+          },
+          verify: async () => false,
+          needsRehash: () => false,
+        },
+      },
+    });
+    try {
+      const response = await t.request('POST', '/api/auth/register', { json: { email: 'logged@example.com', password: STRONG_PASSWORD } });
+      expect(response.status).toBe(500);
+      const logged = lines.filter((line) => line.includes('unhandled error'));
+      expect(logged).toHaveLength(1);
+      const line = logged[0]!;
+      expect(line.length).toBeLessThan(4096);
+      expect(line).not.toMatch(/planted|parameters|detail|cookie|authorization/);
+      expect(line).not.toContain(STRONG_PASSWORD);
+      const { err } = JSON.parse(line) as { err: { type: string; code: string; message: string; stack: string[]; cause: unknown } };
+      expect(err).toEqual({
+        type: 'DriverError',
+        code: '23505',
+        message: `${'a long message '.repeat(100).slice(0, 200)}…`,
+        stack: expect.any(Array),
+        cause: { type: 'Error', code: 'ECAUSE', message: 'the cause' },
+      });
+      expect(err.stack.length).toBeGreaterThan(0);
+      expect(err.stack.length).toBeLessThanOrEqual(8);
+      // The frame where it was thrown comes first.
+      expect(err.stack[0]).toMatch(/^at .*http-edges\.test\.ts:\d+/);
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 describeEachDialect('secure by the URL', (dialect) => {
