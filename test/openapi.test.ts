@@ -145,6 +145,46 @@ describe('GET /api/openapi.json (DESIGN §9.6)', () => {
     ]);
   });
 
+  test('a request body is required where the route refuses a request without one; password bounds, email format and the licence are given', async () => {
+    type Body = { required: boolean; content: { 'application/json': { schema: { properties?: Record<string, Record<string, unknown>> } } } };
+    const bodyOf = (path: string, method = 'post'): Body => document.paths[path]![method]!.requestBody as unknown as Body;
+    for (const path of [
+      '/api/auth/register',
+      '/api/auth/login',
+      '/api/auth/password-reset/request',
+      '/api/auth/password-reset/confirm',
+      '/api/auth/2fa/verify',
+    ]) {
+      expect(bodyOf(path).required, path).toBe(true);
+    }
+    // Every field optional, or no body taken at all: a client may leave the body out.
+    expect(bodyOf('/api/auth/passkeys/register/options').required).toBe(false);
+    expect(bodyOf('/api/auth/logout').required).toBe(false);
+    // What the document says is what the route does: without a body, register names its fields…
+    const bare = await t.request('POST', '/api/auth/register');
+    expect(bare.status).toBe(400);
+    expect(await bare.json()).toMatchObject({ error: 'validation_error', issues: [{ path: 'email' }, { path: 'password' }] });
+    // …and so does every route the document says needs one (those behind a session or a
+    // challenge cookie refuse the missing cookie first, which says nothing of the body).
+    let checked = 0;
+    for (const { fullPath, doc } of documented) {
+      const requestBody = document.paths[openApiPath(fullPath)]?.[doc.method]?.requestBody as unknown as Body | undefined;
+      if (requestBody?.required !== true || doc.auth !== undefined || fullPath.includes(':')) continue;
+      const answer = await t.request(doc.method.toUpperCase(), fullPath);
+      expect([fullPath, answer.status], fullPath).toEqual([fullPath, 400]);
+      expect(((await answer.json()) as { error: string }).error, fullPath).toBe('validation_error');
+      checked += 1;
+    }
+    expect(checked).toBeGreaterThanOrEqual(8);
+
+    const register = bodyOf('/api/auth/register').content['application/json'].schema.properties!;
+    expect(register.password).toMatchObject({ type: 'string', minLength: 8, maxLength: 128 });
+    expect(register.email).toMatchObject({ type: 'string', format: 'email', maxLength: 254 });
+    expect(bodyOf('/api/auth/password-reset/confirm').content['application/json'].schema.properties!.password).toMatchObject({ minLength: 8, maxLength: 128 });
+    expect(bodyOf('/api/auth/email/change').content['application/json'].schema.properties!.newEmail).toMatchObject({ format: 'email' });
+    expect((document as unknown as { info: { license: unknown } }).info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+  });
+
   test('is built once and served from memory', async () => {
     const again = await t.request('GET', '/api/openapi.json');
     expect(await again.json()).toEqual(document);

@@ -36,10 +36,21 @@ const errorBody = z.object({
   requestId: z.string().optional().describe('500 and 503: quote it when reporting a problem'),
 });
 
-/** package.json's version: from src/http/ or dist/http/, two folders up. */
-function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
-  return typeof manifest.version === 'string' ? manifest.version : '0.0.0';
+/** package.json's version and licence (an SPDX identifier): from src/http/ or dist/http/, two folders up. */
+function packageInfo(): { version: string; license: string | null } {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown; license?: unknown };
+  return {
+    version: typeof manifest.version === 'string' ? manifest.version : '0.0.0',
+    license: typeof manifest.license === 'string' ? manifest.license : null,
+  };
+}
+
+/**
+ * Whether a client must send a body: a POST without one is read as `{}` (http/json-body.ts), so
+ * the body is required exactly when the schema refuses `{}` (a required field).
+ */
+function bodyRequired(schema: z.ZodType): boolean {
+  return !schema.safeParse({}).success;
 }
 
 /** Hono's `/sessions/:id` is OpenAPI's `/sessions/{id}`. */
@@ -66,11 +77,13 @@ export function buildOpenApiDocument(groups: readonly RouteDocGroup[], settings:
       tags.add(doc.tag);
     }
   }
+  const { version, license } = packageInfo();
   return {
     openapi: '3.1.0',
     info: {
       title: 'Gatehouse',
-      version: packageVersion(),
+      version,
+      ...(license === null ? {} : { license: { name: license, identifier: license } }),
       description:
         'Self-hosted authentication: accounts, sessions, two-factor sign-in, sign-in by email and with providers. Every error is JSON `{ error, message }` (components.schemas.Error). Generated from the schemas that validate the requests.',
     },
@@ -124,8 +137,7 @@ function operation(doc: RouteDoc, fullPath: string): Record<string, unknown> {
   if (parameters.length > 0) op.parameters = parameters;
 
   if (doc.body !== undefined && doc.body !== 'none') {
-    // A POST without a body is read as {} (http/json-body.ts), so the body itself is optional.
-    op.requestBody = { required: false, content: { 'application/json': { schema: requestJsonSchema(doc.body) } } };
+    op.requestBody = { required: bodyRequired(doc.body), content: { 'application/json': { schema: requestJsonSchema(doc.body) } } };
   } else if (doc.body === 'none') {
     op.requestBody = {
       required: false,

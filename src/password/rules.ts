@@ -33,10 +33,15 @@ export function checkPasswordRules(password: string): string[] {
  * common password (common-passwords.ts). The flows add the context words (the app's name, the
  * email), which the field alone does not know.
  */
-export const newPasswordSchema = z.string().superRefine((password, ctx) => {
-  for (const message of checkPasswordRules(password)) ctx.addIssue({ code: 'custom', message });
-  if (password.length <= PASSWORD_MAX_LENGTH * 4 && isCommonPassword(password)) ctx.addIssue({ code: 'custom', message: COMMON_PASSWORD_MESSAGE });
-});
+export const newPasswordSchema = z
+  .string()
+  .superRefine((password, ctx) => {
+    for (const message of checkPasswordRules(password)) ctx.addIssue({ code: 'custom', message });
+    if (password.length <= PASSWORD_MAX_LENGTH * 4 && isCommonPassword(password)) ctx.addIssue({ code: 'custom', message: COMMON_PASSWORD_MESSAGE });
+  })
+  // For the OpenAPI document (its JSON Schema), which cannot express the rules above: their length
+  // bounds, in code points as JSON Schema counts them (the rules count after NFKC normalisation).
+  .meta({ minLength: PASSWORD_MIN_LENGTH, maxLength: PASSWORD_MAX_LENGTH });
 
 /**
  * A password offered at login is only bounded, not checked against the rules: rules may have
@@ -54,4 +59,6 @@ export const emailSchema = z
   .trim()
   .max(EMAIL_MAX_LENGTH, `must be at most ${EMAIL_MAX_LENGTH} characters`)
   .toLowerCase()
-  .pipe(z.email('must be a valid email address'));
+  .pipe(z.email('must be a valid email address'))
+  // The document describes what a client sends, the pipe's input (a string): its format named here.
+  .meta({ format: 'email' });
