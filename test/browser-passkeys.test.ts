@@ -65,6 +65,14 @@ describe.skipIf(!hasBrowser)('passkeys in Chromium with a virtual authenticator'
     await page.click('button[type="submit"]');
     // Development mode shows the verification link first; the account is signed in already.
     await waitForMessage(page, /signed in/);
+    // A passkey needs a verified address: confirm it from this signed-in browser.
+    const devLink = page.locator('#dev-link-anchor');
+    await devLink.waitFor({ state: 'visible' });
+    await devLink.click();
+    await page.waitForURL('**/verify-email');
+    expect(await page.textContent('#registration')).toMatch(/^This account was created on \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC, from the address /);
+    await page.click('button[type="submit"]');
+    await waitForMessage(page, /verified/);
 
     // /account: add a passkey (the account has a password: it is asked first).
     await page.goto('/account');
@@ -83,7 +91,8 @@ describe.skipIf(!hasBrowser)('passkeys in Chromium with a virtual authenticator'
     expect(credentials[0]!.isResidentCredential).toBe(true);
     expect(credentials[0]!.rpId).toBe('localhost');
 
-    // Rename it.
+    // Rename it (renaming re-authenticates: the password beside the list).
+    await page.fill('#passkey-manage-current', PASSWORD);
     await page.click('#passkey-list li button:text("Rename")');
     await page.fill('#passkey-list li input[name="name"]', 'My laptop');
     await page.click('#passkey-list li form button[type="submit"]');
@@ -103,7 +112,7 @@ describe.skipIf(!hasBrowser)('passkeys in Chromium with a virtual authenticator'
     await page.waitForURL('**/dashboard');
     const session = await page.evaluate(async () => (await fetch('/api/auth/session')).json());
     expect(session.user.email).toBe(email);
-    expect(session.session.methods).toEqual(['passkey']);
+    expect(session.session.methods).toEqual(['passkey', 'user_verification']);
     expect(await page.evaluate(() => document.cookie)).not.toMatch(/gatehouse_passkey/);
 
     // And by the browser's autofill (conditional UI): /login starts the request by itself.
@@ -111,13 +120,17 @@ describe.skipIf(!hasBrowser)('passkeys in Chromium with a virtual authenticator'
     await autofill(true);
     await page.goto('/login');
     await page.waitForURL('**/dashboard');
-    expect((await page.evaluate(async () => (await fetch('/api/auth/session')).json())).session.methods).toEqual(['passkey']);
+    expect((await page.evaluate(async () => (await fetch('/api/auth/session')).json())).session.methods).toEqual(['passkey', 'user_verification']);
     await autofill(false);
 
     // /account: remove it (the account still has its password).
     await page.goto('/account');
     await page.waitForSelector('#passkey-list li[data-passkey-id]');
     expect(await page.locator('#passkey-list li span').first().textContent()).toMatch(/last used/);
+    // Without the password, the page says what is missing; with it, the passkey goes.
+    await page.click('#passkey-list li button:text("Remove")');
+    expect(await waitForMessage(page, /rename or remove/)).toBe('Enter your current password to rename or remove a passkey.');
+    await page.fill('#passkey-manage-current', PASSWORD);
     await page.click('#passkey-list li button:text("Remove")');
     expect(await waitForMessage(page, /Removed/)).toBe('Removed. "My laptop" no longer signs in to this account.');
     await page.waitForFunction(() => document.querySelector('#passkey-list li')?.textContent === 'No passkey yet.');

@@ -176,6 +176,14 @@
       return field && field.value !== '' ? { currentPassword: field.value } : {};
     }
 
+    /** As describeFailure, naming the field beside the list when the password is what is missing. */
+    function describeManageFailure(result) {
+      if (result.code === 'reauthentication_required' && document.getElementById('passkey-manage-current')) {
+        return 'Enter your current password to rename or remove a passkey.';
+      }
+      return describeFailure(result);
+    }
+
     function renameForm(passkey, li) {
       var edit = document.createElement('form');
       edit.className = 'rename-form';
@@ -203,7 +211,7 @@
         save.disabled = true;
         call('PATCH', '/api/auth/passkeys/' + encodeURIComponent(passkey.id), Object.assign({ name: input.value }, reauthentication()))
           .then(function (result) {
-            if (!result.response.ok) return showMessage('error', describeFailure(result));
+            if (!result.response.ok) return showMessage('error', describeManageFailure(result));
             showMessage('success', 'Renamed to ' + result.body.passkey.name + '.');
             return load();
           }, networkFailure)
@@ -249,7 +257,7 @@
           li.appendChild(
             button('Remove', function () {
               return call('DELETE', '/api/auth/passkeys/' + encodeURIComponent(passkey.id), reauthentication()).then(function (deleted) {
-                if (!deleted.response.ok) return showMessage('error', describeFailure(deleted));
+                if (!deleted.response.ok) return showMessage('error', describeManageFailure(deleted));
                 showMessage('success', 'Removed. "' + passkey.name + '" no longer signs in to this account.');
                 return load();
               }, networkFailure);
