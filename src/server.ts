@@ -3,9 +3,10 @@
  * stops accepting connections, answers 503 to new requests on open keep-alive connections,
  * lets in-flight requests finish, then closes the database.
  */
-import type { Server, ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { createAdaptorServer, type HttpBindings, type Http2Bindings } from '@hono/node-server';
+import { getRequestListener, RequestError, type HttpBindings, type Http2Bindings } from '@hono/node-server';
 import { systemClock } from './clock.js';
 import { withBoundPort, type Config } from './config.js';
 import type { ErrorCode } from './errors.js';
@@ -20,6 +21,35 @@ const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 /** Retries of failed emails and the purge of expired links run at least this often. */
 const EMAIL_DELIVERY_INTERVAL_MS = 30_000;
 
+/**
+ * How long one connection may hold the server. A client that sends slowly is bounded by Node's
+ * own request timeouts; one that reads slowly is bounded by `answerDeadlineMs`, since a reader
+ * that takes a few bytes now and then never looks idle to a socket timeout. What a slow client
+ * holds meanwhile is small: answers share their bytes (web/static-asset.ts), and Node stops
+ * reading pipelined requests while an answer waits to be written.
+ */
+export interface ConnectionLimits {
+  /** The request line and headers must arrive within this (then 408). */
+  headersTimeoutMs: number;
+  /** The whole request, body included (at most 16 KiB), must arrive within this (then 408). */
+  requestTimeoutMs: number;
+  /** An open connection with no request under way is closed after this. */
+  keepAliveTimeoutMs: number;
+  /**
+   * From a request's arrival to the last byte of its answer handed to the network: past this the
+   * connection is closed. 120 s lets the largest file, the API reference viewer's 1.7 MB script,
+   * reach a client that reads 15 KB/s.
+   */
+  answerDeadlineMs: number;
+}
+
+export const CONNECTION_LIMITS: Readonly<ConnectionLimits> = {
+  headersTimeoutMs: 20_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  answerDeadlineMs: 120_000,
+};
+
 export interface RunningServer {
   gatehouse: Gatehouse;
   url: string;
@@ -32,8 +62,12 @@ export interface RunningServer {
  * and OAuth callback need the port the system picked (config.ts, `withBoundPort`). A request that
  * arrives meanwhile waits for the start to finish.
  */
-export async function startServer(config: Readonly<Config>, options: GatehouseOptions & { logger: Logger }): Promise<RunningServer> {
+export async function startServer(
+  config: Readonly<Config>,
+  options: GatehouseOptions & { logger: Logger; connectionLimits?: Partial<ConnectionLimits> },
+): Promise<RunningServer> {
   const { logger } = options;
+  const limits: ConnectionLimits = { ...CONNECTION_LIMITS, ...options.connectionLimits };
   let draining = false;
   const shutdownHeaders = Object.fromEntries(
     securityHeaders({ contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'", httpsBaseUrl: config.httpsBaseUrl }),
@@ -53,14 +87,37 @@ export async function startServer(config: Readonly<Config>, options: GatehouseOp
     });
   };
 
-  const server = createAdaptorServer({
-    hostname: config.host,
-    fetch: (request: Request, env: HttpBindings | Http2Bindings) => {
+  const listener = getRequestListener(
+    (request: Request, env: HttpBindings | Http2Bindings) => {
       if (draining) return shuttingDownAnswer(shutdownHeaders);
       if (ready !== null) return answer(ready, request, env);
       return starting.then((gatehouse) => (gatehouse === null || draining ? shuttingDownAnswer(shutdownHeaders) : answer(gatehouse, request, env)));
     },
-  }) as Server;
+    {
+      // An HTTP/1.0 request may come without Host: its URL is then built on the listening address.
+      hostname: config.host,
+      errorHandler: (error) => answerAdapterError(error, shutdownHeaders, logger),
+    },
+  );
+  const server: Server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      keepAliveTimeout: limits.keepAliveTimeoutMs,
+      // How often the two timeouts above are checked (Node's default, 30 s, would let them run late by as much).
+      connectionsCheckingInterval: Math.min(5_000, limits.headersTimeoutMs),
+      // Node would answer a missing Host with an empty 400 of its own; the listener below answers it.
+      requireHostHeader: false,
+    },
+    (incoming: IncomingMessage, outgoing: ServerResponse) => {
+      holdToDeadline(outgoing, limits.answerDeadlineMs, logger);
+      if (incoming.headers.host === undefined && incoming.httpVersion !== '1.0') {
+        writeMalformedRequest(outgoing, shutdownHeaders, 'An HTTP/1.1 request needs a Host header.');
+        return;
+      }
+      void listener(incoming, outgoing);
+    },
+  );
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerUnreadableRequest(error, socket, shutdownHeaders));
 
   await new Promise<void>((resolve, reject) => {
@@ -142,6 +199,61 @@ export function shuttingDownAnswer(securityHeaderRecord: Readonly<Record<string,
   });
 }
 
+/** The JSON error shape of a request the server shell refuses before the app sees it. */
+function malformedRequestBody(message: string): string {
+  const code: ErrorCode = 'malformed_request';
+  return JSON.stringify({ error: code, message });
+}
+
+/** The security headers, and the connection closed: the rest of what the client sent is not read. */
+function refusalHeaders(securityHeaderRecord: Readonly<Record<string, string>>, body: string): Record<string, string> {
+  return {
+    ...securityHeaderRecord,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  };
+}
+
+function writeMalformedRequest(outgoing: ServerResponse, securityHeaderRecord: Readonly<Record<string, string>>, message: string): void {
+  const body = malformedRequestBody(message);
+  outgoing.writeHead(400, refusalHeaders(securityHeaderRecord, body)).end(body);
+}
+
+/**
+ * What the Node adapter could not turn into a Request — a Host header that is not a host, a
+ * backslash in the path, a target that is not a path (`OPTIONS *`) — is 400 malformed_request;
+ * the adapter wrote an empty text/plain 400. Anything else reaching here is a fault of the app's
+ * fetch (it answers its own errors): logged as a bounded summary (logger.ts), answered 500.
+ */
+function answerAdapterError(error: unknown, securityHeaderRecord: Readonly<Record<string, string>>, logger: Logger): Response {
+  if (error instanceof RequestError) {
+    const body = malformedRequestBody('The request target or its Host header is not valid.');
+    return new Response(body, { status: 400, headers: refusalHeaders(securityHeaderRecord, body) });
+  }
+  const requestId = randomUUID();
+  logger.error({ requestId, err: error }, 'unhandled error');
+  const code: ErrorCode = 'internal_error';
+  const body = JSON.stringify({ error: code, message: 'Something went wrong on our side.', requestId });
+  return new Response(body, { status: 500, headers: { ...refusalHeaders(securityHeaderRecord, body), 'X-Request-Id': requestId } });
+}
+
+/**
+ * Closes the connection if this answer is not handed to the network within `deadlineMs` of the
+ * request's arrival (ConnectionLimits.answerDeadlineMs). One timer per request, cleared as soon as
+ * the answer is written or the connection ends.
+ */
+function holdToDeadline(outgoing: ServerResponse, deadlineMs: number, logger: Logger): void {
+  const deadline = setTimeout(() => {
+    // Debug only: a flood of slow readers would otherwise be a flood of lines.
+    logger.debug({ deadlineMs }, 'closed a connection that had not taken its answer by the deadline');
+    outgoing.destroy();
+  }, deadlineMs);
+  deadline.unref();
+  outgoing.once('close', () => clearTimeout(deadline));
+}
+
 /** What Node's HTTP parser could not read, by its error code; anything else is a 400. */
 const UNREADABLE_REQUESTS: Readonly<Record<string, { status: number; reason: string; message: string }>> = {
   HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', message: 'The request headers are too large.' },
@@ -163,15 +275,8 @@ function answerUnreadableRequest(error: NodeJS.ErrnoException, socket: Socket, h
       reason: 'Bad Request',
       message: 'The request could not be read as HTTP.',
     };
-    const code: ErrorCode = 'malformed_request';
-    const body = JSON.stringify({ error: code, message });
-    const head = Object.entries({
-      ...headers,
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': String(Buffer.byteLength(body)),
-      'Cache-Control': 'no-store',
-      Connection: 'close',
-    }).map(([name, value]) => `${name}: ${value}\r\n`);
+    const body = malformedRequestBody(message);
+    const head = Object.entries(refusalHeaders(headers, body)).map(([name, value]) => `${name}: ${value}\r\n`);
     socket.write(`HTTP/1.1 ${status} ${reason}\r\n${head.join('')}\r\n${body}`);
   }
   socket.destroy(error);

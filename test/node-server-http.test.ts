@@ -210,6 +210,52 @@ describe('the Node server over HTTP', () => {
     expect(server.output()).not.toMatch(/"level":50|unhandled error/);
   });
 
+  test('requests the Node adapter cannot turn into a URL (a bad Host, a backslash in the path, OPTIONS *, no Host) get the JSON error shape with the security headers', async () => {
+    const refused: [string, string][] = [
+      ['a Host with a space', 'GET /healthz HTTP/1.1\r\nHost: exa mple.com\r\n\r\n'],
+      ['a Host with a path', 'GET /healthz HTTP/1.1\r\nHost: x/y\r\n\r\n'],
+      ['an unclosed IPv6 Host', 'GET /healthz HTTP/1.1\r\nHost: [::1\r\n\r\n'],
+      ['a backslash in the path', 'GET /api\\auth/session HTTP/1.1\r\nHost: x\r\n\r\n'],
+      ['OPTIONS *', 'OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n'],
+      ['no Host in HTTP/1.1', 'GET /healthz HTTP/1.1\r\n\r\n'],
+      ['a bad Host on a POST with a body', 'POST /api/auth/login HTTP/1.1\r\nHost: a b\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'],
+    ];
+    for (const [what, raw] of refused) {
+      const answer = await sendRaw(server.url, raw);
+      expect([what, answer.status]).toEqual([what, 400]);
+      expect(answer.headers.get('content-type'), what).toBe('application/json; charset=utf-8');
+      expect(answer.headers.get('x-content-type-options'), what).toBe('nosniff');
+      expect(answer.headers.get('content-security-policy'), what).toBe("default-src 'none'; frame-ancestors 'none'");
+      expect(answer.headers.get('cache-control'), what).toBe('no-store');
+      expect(JSON.parse(answer.body), what).toEqual({ error: 'malformed_request', message: expect.any(String) });
+    }
+    // A backslash in the query, and HTTP/1.0 without Host, are still served.
+    expect((await sendRaw(server.url, 'GET /healthz?a\\b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status).toBe(200);
+    expect((await sendRaw(server.url, 'GET /healthz HTTP/1.0\r\n\r\n')).status).toBe(200);
+    expect(server.output()).not.toMatch(/"level":50|unhandled error/);
+  });
+
+  test('a body that is not UTF-8 or gives a key twice is 400 validation_error through the Node shell too', async () => {
+    const bytes = Buffer.from(JSON.stringify({ email: 'node-bytes@example.com', password: `${PASSWORD}X` }));
+    bytes[bytes.lastIndexOf(0x58)] = 0xff;
+    const notUtf8 = await send(server.url, '/api/auth/register', [bytes], { 'content-length': bytes.length });
+    expect(notUtf8).toEqual({
+      status: 400,
+      body: { error: 'validation_error', message: 'The request body is not valid UTF-8.', issues: [{ path: '', message: 'is not valid UTF-8' }] },
+    });
+    // Split inside a two-byte character it is still UTF-8 (the chunks are joined first).
+    const split = Buffer.from(JSON.stringify({ email: 'node-split@example.com', password: `${PASSWORD}é` }));
+    const cut = split.indexOf(0xc3) + 1;
+    expect((await send(server.url, '/api/auth/register', [split.subarray(0, cut), split.subarray(cut)])).status).toBe(201);
+    const twice = await send(server.url, '/api/auth/register', [`{"email":"node-twice@example.com","password":"${PASSWORD}","password":"other"}`]);
+    expect(twice).toEqual({
+      status: 400,
+      body: { error: 'validation_error', message: expect.any(String), issues: [{ path: 'password', message: 'is given more than once' }] },
+    });
+    expect(await loginStatus(server.url, 'node-bytes@example.com')).toBe(401);
+    expect(await loginStatus(server.url, 'node-twice@example.com')).toBe(401);
+  });
+
   test('a client that disconnects mid-body costs no 500 and no crash; the next request is served', async () => {
     await new Promise<void>((resolve) => {
       const request = http.request(new URL('/api/auth/register', server.url), {
