@@ -194,6 +194,10 @@ describeEachDialect('admin API (DESIGN §9.6)', (dialect) => {
     expect((await login('ana@example.com')).status).toBe(200);
     const { secret } = await (await t.request('POST', '/api/auth/2fa/totp/setup', { cookie, json: { currentPassword: STRONG_PASSWORD } })).json();
     expect((await t.request('POST', '/api/auth/2fa/totp/enable', { cookie, json: { code: totp(secret, t.clock.now().getTime()) } })).status).toBe(200);
+    // Turning on two-factor sign-in ended the other session; a code sign-in adds one.
+    const challenge = cookieFrom(await login('ana@example.com'), 'gatehouse_mfa')!;
+    t.clock.advance(30_000);
+    expect((await t.request('POST', '/api/auth/2fa/verify', { cookie: challenge, json: { code: totp(secret, t.clock.now().getTime()) } })).status).toBe(200);
     const { user } = await json(await admin('GET', `/users/${id}`));
     expect(user).toMatchObject({
       id,

@@ -39,8 +39,15 @@ describeEachDialect('store contract', (dialect) => {
       createdAt: now,
       lastLoginAt: null,
       disabledAt: null,
+      // A password for an address not proved yet may be someone else's (users/secure-unverified.ts).
+      passwordUnproven: true,
     });
     expect(await stores.users.findUserById(user.id)).toEqual(byEmail);
+    // Verified from the signed-in browser, the password is its owner's; from another client it stays unproven.
+    await stores.users.markEmailVerified(user.id, { passwordProven: false });
+    expect(await stores.users.findUserById(user.id)).toMatchObject({ emailVerified: true, passwordUnproven: true });
+    await stores.users.markEmailVerified(user.id, { passwordProven: true });
+    expect(await stores.users.findUserById(user.id)).toMatchObject({ emailVerified: true, passwordUnproven: false });
     expect(await stores.users.createUser(newUser('ann@example.com'))).toBe('email_taken');
     expect(await stores.users.findUserById(randomUUID())).toBeNull();
   });
