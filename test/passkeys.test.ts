@@ -403,7 +403,9 @@ describeEachDialect('passkeys (DESIGN §9.4)', (dialect) => {
   test("another user's passkey is 404 for rename and removal; malformed ids are 404 before any query; bad names 400", async () => {
     const { passkey } = (await addPasskey()).body;
     const bob = cookieFrom(await t.request('POST', '/api/auth/register', { json: { email: 'bob@example.com', password: STRONG_PASSWORD } }), SESSION)!;
-    expect(await failure(await t.request('PATCH', `/api/auth/passkeys/${passkey!.id}`, { cookie: bob, json: { name: 'Mine', currentPassword: STRONG_PASSWORD } }))).toEqual([404, 'not_found']);
+    expect(
+      await failure(await t.request('PATCH', `/api/auth/passkeys/${passkey!.id}`, { cookie: bob, json: { name: 'Mine', currentPassword: STRONG_PASSWORD } })),
+    ).toEqual([404, 'not_found']);
     expect(await failure(await t.request('DELETE', `/api/auth/passkeys/${passkey!.id}`, { cookie: bob, json: { currentPassword: STRONG_PASSWORD } }))).toEqual([
       404,
       'not_found',

@@ -123,7 +123,9 @@ describeEachDialect('second security review: sign-in paths', (dialect) => {
     await enableTotp(squatterCookie, SQUATTER_PASSWORD);
 
     expect((await t.request('POST', '/api/auth/password-reset/request', { json: { email: VICTIM } })).status).toBe(200);
-    const confirmed = await t.request('POST', '/api/auth/password-reset/confirm', { json: { token: await linkTo(VICTIM, '/reset-password'), password: STRONG_PASSWORD } });
+    const confirmed = await t.request('POST', '/api/auth/password-reset/confirm', {
+      json: { token: await linkTo(VICTIM, '/reset-password'), password: STRONG_PASSWORD },
+    });
     expect(confirmed.status).toBe(200);
 
     expect((await sessionOf(squatterCookie)).status).toBe(401);
@@ -139,7 +141,10 @@ describeEachDialect('second security review: sign-in paths', (dialect) => {
 
   test("verification from another client ends the squatter's sessions and pending email change; the password stays usable until the owner's first mailbox sign-in removes it", async () => {
     const { squatterCookie, verifyToken } = await squat();
-    const changed = await t.request('POST', '/api/auth/email/change', { cookie: squatterCookie, json: { newEmail: 'squatter@example.net', currentPassword: SQUATTER_PASSWORD } });
+    const changed = await t.request('POST', '/api/auth/email/change', {
+      cookie: squatterCookie,
+      json: { newEmail: 'squatter@example.net', currentPassword: SQUATTER_PASSWORD },
+    });
     expect(changed.status).toBe(200);
     const moveToken = await linkTo('squatter@example.net', '/confirm-email-change');
 
@@ -160,7 +165,14 @@ describeEachDialect('second security review: sign-in paths', (dialect) => {
     const squatterAgain = cookieFrom(again, SESSION)!;
     const squatterKey = new SoftwareAuthenticator(ORIGIN);
     expect((await addPasskey(squatterAgain, squatterKey, SQUATTER_PASSWORD)).status).toBe(200);
-    expect((await t.request('POST', '/api/auth/email/change', { cookie: squatterAgain, json: { newEmail: 'squatter@example.net', currentPassword: SQUATTER_PASSWORD } })).status).toBe(200);
+    expect(
+      (
+        await t.request('POST', '/api/auth/email/change', {
+          cookie: squatterAgain,
+          json: { newEmail: 'squatter@example.net', currentPassword: SQUATTER_PASSWORD },
+        })
+      ).status,
+    ).toBe(200);
     const secondMove = await linkTo('squatter@example.net', '/confirm-email-change');
 
     // The owner signs in by email link: everything that came from the password is gone, and they are told why.
@@ -235,7 +247,10 @@ describeEachDialect('second security review: sign-in paths', (dialect) => {
       statuses.push((await t.request('POST', '/api/auth/passkeys/register/options', { cookie, json: { currentPassword: STRONG_PASSWORD } })).status);
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
-    const password = await t.request('POST', '/api/auth/password/change', { cookie, json: { currentPassword: STRONG_PASSWORD, newPassword: 'Another-Horse-77' } });
+    const password = await t.request('POST', '/api/auth/password/change', {
+      cookie,
+      json: { currentPassword: STRONG_PASSWORD, newPassword: 'Another-Horse-77' },
+    });
     expect(password.status).toBe(429);
     expect(Number(password.headers.get('retry-after'))).toBeGreaterThan(0);
     t.clock.advance(15 * 60_000);
@@ -265,7 +280,9 @@ describeEachDialect('second security review: sign-in paths', (dialect) => {
     const renameWrong = await t.request('PATCH', `/api/auth/passkeys/${passkey.id}`, { cookie, json: { name: 'Stolen', currentPassword: 'Wrong-Pass-99' } });
     expect(renameWrong.status).toBe(401);
     expect((await renameWrong.json()).error).toBe('invalid_credentials');
-    expect((await t.request('PATCH', `/api/auth/passkeys/${passkey.id}`, { cookie, json: { name: 'Laptop', currentPassword: STRONG_PASSWORD } })).status).toBe(200);
+    expect((await t.request('PATCH', `/api/auth/passkeys/${passkey.id}`, { cookie, json: { name: 'Laptop', currentPassword: STRONG_PASSWORD } })).status).toBe(
+      200,
+    );
 
     expect((await t.request('DELETE', `/api/auth/passkeys/${passkey.id}`, { cookie })).status).toBe(403);
     expect((await t.request('DELETE', `/api/auth/passkeys/${passkey.id}`, { cookie, json: { currentPassword: 'Wrong-Pass-99' } })).status).toBe(401);
@@ -296,7 +313,8 @@ describeEachDialect('second security review: sign-in paths', (dialect) => {
     expect(refused.status).toBe(429);
     expect((await refused.json()).error).toBe('rate_limited');
     // Refusals past the limit are counted, not written one by one.
-    for (let i = 0; i < 20; i++) expect((await t.request('POST', '/api/auth/email-sign-in/verify', { json: { email: 'ana@example.com', code } })).status).toBe(429);
+    for (let i = 0; i < 20; i++)
+      expect((await t.request('POST', '/api/auth/email-sign-in/verify', { json: { email: 'ana@example.com', code } })).status).toBe(429);
     const refusalRows = (await t.gatehouse.stores.audit.listRecentEvents(500)).filter((event) => event.metadata.reason === 'daily_code_limit');
     expect(refusalRows).toHaveLength(1);
     // Another address is not affected; the link still works.
@@ -341,7 +359,10 @@ describeEachDialect('second security review: sign-in paths', (dialect) => {
 
     const second = await owner('bob@example.com');
     const bobElsewhere = cookieFrom(await login('bob@example.com', STRONG_PASSWORD), SESSION)!;
-    expect((await t.request('POST', '/api/auth/email/change', { cookie: second.cookie, json: { newEmail: 'robert@example.com', currentPassword: STRONG_PASSWORD } })).status).toBe(200);
+    expect(
+      (await t.request('POST', '/api/auth/email/change', { cookie: second.cookie, json: { newEmail: 'robert@example.com', currentPassword: STRONG_PASSWORD } }))
+        .status,
+    ).toBe(200);
     const confirm = await t.request('POST', '/api/auth/email/change/confirm', {
       cookie: second.cookie,
       json: { token: await linkTo('robert@example.com', '/confirm-email-change') },

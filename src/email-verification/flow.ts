@@ -123,7 +123,11 @@ export interface VerificationLinkDescription {
  * account was created, and can tell a registration of theirs from someone else's. Null for
  * anything but a live token of an unverified account.
  */
-export async function describeVerificationLink(deps: Pick<VerificationDeps, 'stores' | 'registrationOf'>, token: string, now: Date): Promise<VerificationLinkDescription | null> {
+export async function describeVerificationLink(
+  deps: Pick<VerificationDeps, 'stores' | 'registrationOf'>,
+  token: string,
+  now: Date,
+): Promise<VerificationLinkDescription | null> {
   const parts = parseOneTimeToken(token);
   const record = parts ? await deps.stores.verificationTokens.findVerificationToken(parts.id) : null;
   if (parts === null || record === null || !hexDigestsEqual(sha256Hex(parts.secret), record.secretHash) || record.expiresAt.getTime() <= now.getTime()) {

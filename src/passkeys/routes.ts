@@ -144,7 +144,12 @@ export function createPasskeyRoutes(deps: PasskeyRouteDeps): Hono<AppEnv> {
       clearPasskeyChallengeCookie(c, deps.passkeyCookie, 'login');
       const outcome = await finishPasskeyLogin(deps.flow, challenge, body.response, ctx);
       if (outcome.kind === 'second_factor') {
-        const { value } = issueChallenge(deps.challenge.key, deps.challenge.random, { userId: outcome.user.id, firstMethods: [PASSKEY_METHOD], returnTo: null, now: ctx.now });
+        const { value } = issueChallenge(deps.challenge.key, deps.challenge.random, {
+          userId: outcome.user.id,
+          firstMethods: [PASSKEY_METHOD],
+          returnTo: null,
+          now: ctx.now,
+        });
         setChallengeCookie(c, deps.challenge.cookie, value, ctx.now);
         deps.challenge.onIssued?.(PASSKEY_METHOD);
         return jsonAnswer(c, { ok: true, mfaRequired: true, methods: SECOND_FACTOR_METHODS });
@@ -193,12 +198,7 @@ export const passkeyRouteDocs: RouteDoc[] = [
     auth: 'session',
     body: registerVerifyBody,
     answers: [{ status: 200, description: 'The new passkey (audited passkey_added).', json: z.object({ passkey: passkeyAnswer }) }],
-    errors: [
-      ['passkey_invalid', 400],
-      ['passkey_invalid', 409],
-      ['passkey_challenge_invalid', 400],
-      'passkey_limit_reached',
-    ],
+    errors: [['passkey_invalid', 400], ['passkey_invalid', 409], ['passkey_challenge_invalid', 400], 'passkey_limit_reached'],
   },
   {
     method: 'patch',

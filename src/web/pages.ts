@@ -212,7 +212,10 @@ export function maskEmail(email: string): string {
 function registrationWords(link: VerificationLinkDescription): string {
   const when = `${link.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   if (link.createdFrom === null) return `This account was created on ${when}.`;
-  const from = [link.createdFrom.ip === null ? null : `the address ${link.createdFrom.ip}`, link.createdFrom.userAgent === null ? null : `with “${link.createdFrom.userAgent.slice(0, 120)}”`]
+  const from = [
+    link.createdFrom.ip === null ? null : `the address ${link.createdFrom.ip}`,
+    link.createdFrom.userAgent === null ? null : `with “${link.createdFrom.userAgent.slice(0, 120)}”`,
+  ]
     .filter((part) => part !== null)
     .join(', ');
   return from === '' ? `This account was created on ${when}.` : `This account was created on ${when}, from ${from}.`;
