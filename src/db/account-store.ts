@@ -20,6 +20,14 @@ function toAccount(row: Selectable<AccountsTable>): LinkedAccount {
 }
 
 export function createAccountStore(db: Kysely<Database>): AccountStore {
+  return { ...linkedAccountMethods(db), ...pendingLinkMethods(db) };
+}
+
+type LinkedAccountMethods = Pick<AccountStore, 'findAccount' | 'createAccount' | 'updateAccountTokens' | 'listUserAccounts' | 'deleteUserAccount'>;
+type PendingLinkMethods = Pick<AccountStore, 'holdPendingLink' | 'takePendingLink' | 'deleteExpiredPendingLinks'>;
+
+/** Table `accounts`: the provider accounts linked to a user. */
+function linkedAccountMethods(db: Kysely<Database>): LinkedAccountMethods {
   return {
     async findAccount(provider, providerAccountId) {
       const row = await db
@@ -78,7 +86,15 @@ export function createAccountStore(db: Kysely<Database>): AccountStore {
       const result = await db.deleteFrom('accounts').where('user_id', '=', userId).where('provider', '=', provider).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
+  };
+}
 
+/**
+ * Table `oauth_pending_links`: a link into a two-factor account waits there, sealed tokens and
+ * all, until the code step takes it or it expires.
+ */
+function pendingLinkMethods(db: Kysely<Database>): PendingLinkMethods {
+  return {
     async holdPendingLink({ challengeId, account, expiresAt }) {
       await db
         .insertInto('oauth_pending_links')
