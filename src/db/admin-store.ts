@@ -11,6 +11,11 @@ function likeContaining(text: string): string {
 }
 
 export function createAdminStore(db: Kysely<Database>): AdminStore {
+  return { ...userMethods(db), ...auditMethods(db) };
+}
+
+/** The operators' view of users: search, what each has set up, disabling. */
+function userMethods(db: Kysely<Database>): Pick<AdminStore, 'searchUsers' | 'userOverview' | 'setDisabledAt'> {
   return {
     async searchUsers({ query, limit, after }) {
       let select = db.selectFrom('users').selectAll();
@@ -74,7 +79,12 @@ export function createAdminStore(db: Kysely<Database>): AdminStore {
         .executeTakeFirst();
       return Number(result.numUpdatedRows) === 1;
     },
+  };
+}
 
+/** The operators' read of the audit log. */
+function auditMethods(db: Kysely<Database>): Pick<AdminStore, 'searchAuditEvents'> {
+  return {
     async searchAuditEvents({ userId, type, since, until, limit, beforeId }) {
       let select = db.selectFrom('audit_events').selectAll();
       if (userId !== null) select = select.where('user_id', '=', userId);
