@@ -94,7 +94,7 @@ export interface MailConfig {
   delivery: 'server' | 'worker';
 }
 
-/** Have I Been Pwned's k-anonymity range API (password/breach-check.ts). */
+/** Have I Been Pwned's k-anonymity range API (credentials/breach-check.ts). */
 const HIBP_RANGE_URL = 'https://api.pwnedpasswords.com/range/';
 
 export type BreachCheckSetting = { kind: 'off' } | { kind: 'hibp'; rangeUrl: string };
@@ -139,7 +139,7 @@ export interface Config {
   sessionIdleTimeoutSeconds: number | null;
   sessionCookieName: string;
   bcryptRounds: number;
-  /** PASSWORD_BREACH_CHECK: off, or Have I Been Pwned's range API at `rangeUrl` (password/breach-check.ts). */
+  /** PASSWORD_BREACH_CHECK: off, or Have I Been Pwned's range API at `rangeUrl` (credentials/breach-check.ts). */
   passwordBreachCheck: Readonly<BreachCheckSetting>;
   migrateOnStart: boolean;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';

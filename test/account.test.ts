@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, expect, test } from 'vitest';
-import { createHashPool } from '../src/password/hash-pool.js';
-import { createBcryptHasher } from '../src/password/hasher.js';
+import { createHashPool } from '../src/credentials/hash-pool.js';
+import { createBcryptHasher } from '../src/credentials/hasher.js';
 import { issueSession } from '../src/session/flow.js';
 import { createSessionTokenCodec } from '../src/session/token.js';
 import {

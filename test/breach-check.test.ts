@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
-import { BREACHED_PASSWORD_MESSAGE } from '../src/password/breach-check.js';
+import { BREACHED_PASSWORD_MESSAGE } from '../src/credentials/breach-check.js';
 import { STRONG_PASSWORD, TEST_JWT_SECRET, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 // Not on the shipped common-password list (so only the breach check can refuse it).

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { COMMON_PASSWORD_MESSAGE, foldedCommonPasswordList, isCommonPassword, passwordBases } from '../src/password/common-passwords.js';
+import { COMMON_PASSWORD_MESSAGE, foldedCommonPasswordList, isCommonPassword, passwordBases } from '../src/credentials/common-passwords.js';
 import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 describe('isCommonPassword()', () => {
@@ -28,8 +28,8 @@ describe('isCommonPassword()', () => {
     }
   });
 
-  test('the build writes the folded list the server reads (npm run build: dist/password/common-passwords.txt)', () => {
-    const built = readFileSync(new URL('../dist/password/common-passwords.txt', import.meta.url), 'utf8');
+  test('the build writes the folded list the server reads (npm run build: dist/credentials/common-passwords.txt)', () => {
+    const built = readFileSync(new URL('../dist/credentials/common-passwords.txt', import.meta.url), 'utf8');
     expect(built).toBe(foldedCommonPasswordList());
     const entries = built.split('\n').filter((entry) => entry !== '');
     expect(entries.length).toBeGreaterThan(10_000);

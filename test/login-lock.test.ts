@@ -1,8 +1,8 @@
 /** The login lock (SPEC §3, §8): failures counted by email and by IP, the 5th locks for 15 minutes. */
 import { afterEach, expect, test } from 'vitest';
 import { serviceUnavailable } from '../src/errors.js';
-import { createHashPool } from '../src/password/hash-pool.js';
-import { createBcryptHasher } from '../src/password/hasher.js';
+import { createHashPool } from '../src/credentials/hash-pool.js';
+import { createBcryptHasher } from '../src/credentials/hasher.js';
 import { createCountingHasher } from './support/counting-hasher.js';
 import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import bcrypt from 'bcrypt';
 import { afterAll, describe, expect, test } from 'vitest';
 import { AppError } from '../src/errors.js';
-import { createHashPool } from '../src/password/hash-pool.js';
-import { createBcryptHasher } from '../src/password/hasher.js';
-import { checkPasswordRules } from '../src/password/rules.js';
+import { createHashPool } from '../src/credentials/hash-pool.js';
+import { createBcryptHasher } from '../src/credentials/hasher.js';
+import { checkPasswordRules } from '../src/credentials/rules.js';
 
 const pool = createHashPool();
 afterAll(() => pool.close());

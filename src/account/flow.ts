@@ -1,7 +1,7 @@
 /**
  * @module Account self-service (DESIGN §9.2): a signed-in person sees and ends their sessions,
  * changes their password and email address, unlinks a sign-in provider and deletes the account.
- * Each sensitive action re-authenticates first (reauthenticate.ts); each is audited, and the
+ * Each sensitive action re-authenticates first (credentials/reauthenticate.ts); each is audited, and the
  * owner is told by email of a changed password or address (outbox/notices.ts).
  *
  * Email change: a link goes to the NEW address (24 h, `<id>.<secret>`, only the SHA-256 of the
@@ -20,14 +20,14 @@ import type { RateLimits } from '../limits/rate-limits.js';
 import { mayNotify } from '../outbox/notices.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderEmailChangedEmail, renderEmailChangeEmail, renderEmailChangeRequestedEmail, renderPasswordChangedEmail } from '../outbox/templates.js';
-import { assertNotBreached, type BreachCheck } from '../password/breach-check.js';
-import { assertNotContextPassword, contextWordsFor } from '../password/common-passwords.js';
+import { assertNotBreached, type BreachCheck } from '../credentials/breach-check.js';
+import { assertNotContextPassword, contextWordsFor } from '../credentials/common-passwords.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import type { ValidSession } from '../session/flow.js';
 import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
-import { reauthenticate, type ReauthDeps } from './reauthenticate.js';
+import { reauthenticate, type ReauthDeps } from '../credentials/reauthenticate.js';
 
 export const EMAIL_CHANGE_LIFETIME_MS = 24 * 60 * 60 * 1000;
 

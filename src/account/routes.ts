@@ -9,7 +9,7 @@ import { notFound } from '../errors.js';
 import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { acceptNoBody, readJsonBody } from '../http/json-body.js';
-import { emailSchema, loginPasswordSchema, newPasswordSchema } from '../password/rules.js';
+import { emailSchema, loginPasswordSchema, newPasswordSchema } from '../credentials/rules.js';
 import { clearSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { readValidSession, requireSession } from '../session/read-session.js';

@@ -9,7 +9,7 @@ import { readJsonBody } from '../http/json-body.js';
 import { resolveReturnTo } from '../http/return-to.js';
 import { issueChallenge, setChallengeCookie, type ChallengeCookieSettings } from '../mfa/challenge.js';
 import { SECOND_FACTOR_METHODS } from '../mfa/flow.js';
-import { emailSchema } from '../password/rules.js';
+import { emailSchema } from '../credentials/rules.js';
 import type { RandomReader } from '../random.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { limitEmailSignInRequest, requestEmailSignIn, verifyEmailSignInCode, verifyEmailSignInLink, type EmailSignInDeps } from './flow.js';

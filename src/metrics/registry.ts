@@ -11,7 +11,7 @@ import { LATENCY_BUCKETS_SECONDS, type MetricsRecorder } from './recorder.js';
 
 export interface ScrapeSources {
   recorder: MetricsRecorder;
-  /** The hashing threads' load now (password/hash-pool.ts). */
+  /** The hashing threads' load now (credentials/hash-pool.ts). */
   hashPool: () => { queued: number; running: number };
   /** Outbox rows by status, from one grouped query; rejects on failure or timeout. */
   outboxBacklog: () => Promise<ReadonlyMap<string, number>>;

@@ -12,7 +12,7 @@
  * once: its time step is recorded in the database, so a replay fails on every instance.
  */
 import { createHmac } from 'node:crypto';
-import { reauthenticate, type ReauthDeps } from '../account/reauthenticate.js';
+import { reauthenticate, type ReauthDeps } from '../credentials/reauthenticate.js';
 import { recordAudit } from '../audit/record.js';
 import type { Envelope } from '../crypto/envelope.js';
 import { deriveKey } from '../crypto/mac.js';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { readJsonBody } from '../http/json-body.js';
-import { loginPasswordSchema } from '../password/rules.js';
+import { loginPasswordSchema } from '../credentials/rules.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { requireSession } from '../session/read-session.js';

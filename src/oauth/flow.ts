@@ -33,7 +33,7 @@ import type { AuditMetadata, AuditStore } from '../audit/audit-log.js';
 import { recordAudit } from '../audit/record.js';
 import type { Envelope } from '../crypto/envelope.js';
 import { ACCOUNT_DISABLED_MESSAGE, AppError, notFound } from '../errors.js';
-import { emailSchema } from '../password/rules.js';
+import { emailSchema } from '../credentials/rules.js';
 import { oneLine } from '../plain-text.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';

@@ -15,7 +15,7 @@
  * account without a password or a provider cannot be removed.
  */
 import { randomUUID } from 'node:crypto';
-import { reauthenticate, type ReauthDeps } from '../account/reauthenticate.js';
+import { reauthenticate, type ReauthDeps } from '../credentials/reauthenticate.js';
 import { recordAudit } from '../audit/record.js';
 import { badRequest, conflict, forbidden, notFound, unauthorized, type AppError } from '../errors.js';
 import type { RateLimits } from '../limits/rate-limits.js';

@@ -13,9 +13,9 @@
 import { recordAudit } from '../audit/record.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
 import { badRequest } from '../errors.js';
-import { assertNotContextPassword, contextWordsFor } from '../password/common-passwords.js';
-import { assertNotBreached, type BreachCheck } from '../password/breach-check.js';
-import type { PasswordHasher } from '../password/hasher.js';
+import { assertNotContextPassword, contextWordsFor } from '../credentials/common-passwords.js';
+import { assertNotBreached, type BreachCheck } from '../credentials/breach-check.js';
+import type { PasswordHasher } from '../credentials/hasher.js';
 import { queueEmail } from '../outbox/queue.js';
 import { isSecondFactorRequired } from '../mfa/flow.js';
 import { mayNotify, type NoticeDeps } from '../outbox/notices.js';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { jsonAnswer } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { readJsonBody } from '../http/json-body.js';
-import { emailSchema, newPasswordSchema } from '../password/rules.js';
+import { emailSchema, newPasswordSchema } from '../credentials/rules.js';
 import type { BackgroundTasks } from '../background.js';
 import { confirmPasswordReset, limitPasswordResetRequest, requestPasswordReset, type ResetDeps } from './flow.js';
 import { messageAnswer, type RouteDoc } from '../http/route-docs.js';

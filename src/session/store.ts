@@ -6,7 +6,7 @@ export interface SessionRecord {
   userId: string;
   tokenHash: string;
   expiresAt: Date;
-  /** When the person signed in: re-authentication by recency reads it (account/reauthenticate.ts). */
+  /** When the person signed in: re-authentication by recency reads it (credentials/reauthenticate.ts). */
   createdAt: Date;
   /** The client at sign-in, for the session list; null when unknown. */
   ip: string | null;

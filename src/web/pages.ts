@@ -4,7 +4,7 @@
  * `data-api`. No page spends a token on GET: /verify-email and /reset-password only show a form
  * whose POST does, so a mail scanner that fetches a link changes nothing.
  */
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../password/rules.js';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../credentials/rules.js';
 import type { VerificationLinkDescription } from '../email-verification/flow.js';
 import type { PublicUser } from '../users/user.js';
 import { html, renderLayout, type SafeHtml } from './html.js';

@@ -1,6 +1,6 @@
 /** The real bcrypt hasher (lowest cost, its own pool), counting the passwords it hashes and checks. */
-import { createHashPool } from '../../src/password/hash-pool.js';
-import { createBcryptHasher, type PasswordHasher } from '../../src/password/hasher.js';
+import { createHashPool } from '../../src/credentials/hash-pool.js';
+import { createBcryptHasher, type PasswordHasher } from '../../src/credentials/hasher.js';
 
 export interface CountingHasher {
   hasher: PasswordHasher;

@@ -10,16 +10,28 @@
  * also counted by RATE_LIMIT_REAUTHENTICATE per user and per IP.
  */
 import { recordAudit } from '../audit/record.js';
+import type { BackgroundTasks } from '../background.js';
 import { forbidden, tooManyRequests, unauthorized } from '../errors.js';
-import type { LockSubject } from '../limits/login-lock.js';
-import { noticeAccountLocked } from '../outbox/notices.js';
-import type { PasswordFlowDeps } from '../password/flow.js';
+import type { LockSubject, LoginLock } from '../limits/login-lock.js';
+import type { RateLimits } from '../limits/rate-limits.js';
+import { noticeAccountLocked, type LockNoticeDeps } from '../outbox/notices.js';
 import type { RequestContext } from '../request-context.js';
+import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
+import type { PasswordHasher } from './hasher.js';
 
 export const RECENT_SIGN_IN_MS = 10 * 60 * 1000;
 
-export type ReauthDeps = Pick<PasswordFlowDeps, 'stores' | 'hasher' | 'loginLock' | 'notices' | 'background' | 'limits'>;
+/** What re-authentication uses: the password check, the login lock and its notice, the audit trail. */
+export interface ReauthDeps {
+  stores: Stores;
+  hasher: PasswordHasher;
+  loginLock: LoginLock;
+  limits: RateLimits;
+  /** The owner is told when failures lock their account (outbox/notices.ts), off the response path. */
+  notices: LockNoticeDeps;
+  background: BackgroundTasks;
+}
 
 export async function reauthenticate(
   deps: ReauthDeps,

@@ -10,7 +10,7 @@ import { SECOND_FACTOR_METHODS } from '../mfa/flow.js';
 import type { RandomReader } from '../random.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { loginWithPassword, registerWithPassword, type PasswordFlowDeps } from './flow.js';
-import { emailSchema, loginPasswordSchema, newPasswordSchema } from './rules.js';
+import { emailSchema, loginPasswordSchema, newPasswordSchema } from '../credentials/rules.js';
 import { mfaRequiredAnswer, type RouteDoc } from '../http/route-docs.js';
 
 const registerBody = z.object({ email: emailSchema, password: newPasswordSchema });

@@ -17,10 +17,10 @@ import type { RequestContext } from '../request-context.js';
 import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
-import { assertNotBreached, type BreachCheck } from './breach-check.js';
-import { assertNotContextPassword, contextWordsFor } from './common-passwords.js';
+import { assertNotBreached, type BreachCheck } from '../credentials/breach-check.js';
+import { assertNotContextPassword, contextWordsFor } from '../credentials/common-passwords.js';
 import { isSecondFactorRequired } from '../mfa/flow.js';
-import type { PasswordHasher } from './hasher.js';
+import type { PasswordHasher } from '../credentials/hasher.js';
 
 export interface PasswordFlowDeps {
   stores: Stores;
