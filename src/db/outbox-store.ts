@@ -24,6 +24,11 @@ function toQueuedEmail(row: Selectable<EmailOutboxTable>): QueuedEmail {
 }
 
 export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): OutboxStore {
+  return { ...queueMethods(db), ...dispatchMethods(db, dialect) };
+}
+
+/** What the service does with the queue: add an email, drop an address's queued ones, list for the operators. */
+function queueMethods(db: Kysely<Database>): Pick<OutboxStore, 'enqueueEmail' | 'expireQueuedEmailsTo' | 'listEmails'> {
   return {
     async enqueueEmail(email) {
       await db
@@ -48,6 +53,29 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
         .execute();
     },
 
+    async expireQueuedEmailsTo(recipient) {
+      const result = await db
+        .updateTable('email_outbox')
+        .set({ status: 'expired', body_text: null, body_html: null })
+        .where('status', '=', 'queued')
+        .where('recipient', '=', recipient)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    async listEmails(limit) {
+      const rows = await db.selectFrom('email_outbox').selectAll().orderBy('created_at', 'desc').limit(limit).execute();
+      return rows.map(toQueuedEmail);
+    },
+  };
+}
+
+/** What the dispatcher does each round: expire the stale, claim the due, mark each sent or failed. */
+function dispatchMethods(
+  db: Kysely<Database>,
+  dialect: 'sqlite' | 'postgres',
+): Pick<OutboxStore, 'claimDueEmails' | 'markEmailSent' | 'recordEmailFailure' | 'expireStaleEmails'> {
+  return {
     async claimDueEmails(now, limit, leaseMs) {
       const claimId = randomUUID();
       const nowMs = now.getTime();
@@ -110,21 +138,6 @@ export function createOutboxStore(db: Kysely<Database>, dialect: 'sqlite' | 'pos
         .where('expires_at', '<=', now.getTime())
         .executeTakeFirst();
       return Number(result.numUpdatedRows);
-    },
-
-    async expireQueuedEmailsTo(recipient) {
-      const result = await db
-        .updateTable('email_outbox')
-        .set({ status: 'expired', body_text: null, body_html: null })
-        .where('status', '=', 'queued')
-        .where('recipient', '=', recipient)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
-    },
-
-    async listEmails(limit) {
-      const rows = await db.selectFrom('email_outbox').selectAll().orderBy('created_at', 'desc').limit(limit).execute();
-      return rows.map(toQueuedEmail);
     },
   };
 }
