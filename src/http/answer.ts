@@ -22,13 +22,7 @@
 import type { Context } from 'hono';
 import { generateCookie } from 'hono/cookie';
 import type { CookieOptions } from 'hono/utils/cookie';
-import type { AppEnv } from './env.js';
-
-export interface AnswerHeaders {
-  headers: Record<string, string>;
-  /** Serialised Set-Cookie values, in order. */
-  cookies: string[];
-}
+import type { AnswerHeaders, AppEnv } from './env.js';
 
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 

@@ -1,6 +1,5 @@
 /** @module Hono's typed environment for Gatehouse routes. */
 import type { RequestContext } from '../request-context.js';
-import type { AnswerHeaders } from './answer.js';
 
 /** What the host passes along with a request (the Node server: the socket's peer address). */
 export interface ConnectionInfo {
@@ -12,6 +11,13 @@ export interface ConnectionInfo {
    * under the body-limit middleware (app.ts).
    */
   readBody?: (maxBytes: number) => Promise<string | null>;
+}
+
+/** The headers of the answer being built (answer.ts), kept on the request's context. */
+export interface AnswerHeaders {
+  headers: Record<string, string>;
+  /** Serialised Set-Cookie values, in order. */
+  cookies: string[];
 }
 
 export interface AppEnv {

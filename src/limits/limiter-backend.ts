@@ -16,6 +16,7 @@ import type pg from 'pg';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
 import { requireOptional } from '../lazy-require.js';
 import type { Logger } from '../logger.js';
+import type { Limiter } from './limiter.js';
 import { StoreCircuit, guardedLimiter, type MemoryMerge } from './store-circuit.js';
 
 export type LimiterStoreKind = 'memory' | 'redis' | 'postgres';
@@ -41,20 +42,6 @@ export interface LimiterOptions {
    * (default) for counts, `max` for a stored instant such as a lock's end (store-circuit.ts).
    */
   memoryMerge?: MemoryMerge;
-}
-
-/** The part of a rate-limiter-flexible limiter the limits use. */
-export interface Limiter {
-  /** Resolves with the new count; rejects with a RateLimiterRes past `points`. */
-  consume(key: string): Promise<RateLimiterRes>;
-  /** Adds one and resolves with the new count; never refuses. Atomic in every store. */
-  increment(key: string): Promise<number>;
-  /** Takes one back (a reservation that turned out not to count). Atomic in every store. */
-  decrement(key: string): Promise<void>;
-  /** The stored count, 0 when absent. */
-  read(key: string): Promise<number>;
-  write(key: string, points: number, durationSeconds: number): Promise<void>;
-  remove(key: string): Promise<void>;
 }
 
 export interface LimiterBackend {

@@ -27,7 +27,8 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { RateLimitName, RateLimitRule } from '../config.js';
 import { tooManyRequests, type AppError } from '../errors.js';
 import { fixedWindowAt, secondsUntil } from './fixed-window.js';
-import type { Limiter, LimiterBackend } from './limiter-backend.js';
+import type { LimiterBackend } from './limiter-backend.js';
+import type { Limiter } from './limiter.js';
 import { subjectKey, type LimitSubject } from './subject.js';
 
 export interface RateLimits {

@@ -18,7 +18,7 @@
  */
 import { RateLimiterRes, type RateLimiterAbstract, type RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Logger } from '../logger.js';
-import type { Limiter } from './limiter-backend.js';
+import type { Limiter } from './limiter.js';
 
 /** How often an open circuit asks the store whether it answers again. */
 const PROBE_INTERVAL_MS = 1000;
