@@ -95,55 +95,91 @@ const IN_FLIGHT_SECONDS = 60;
 /** What a refused busy attempt is told to wait. */
 const BUSY_RETRY_SECONDS = 1;
 
-export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): LoginLock {
+/** A subject's failures, counted in fixed windows of LOCKOUT_DURATION: the current one plus the previous. */
+interface FailureWindows {
+  count(subject: LockSubject, now: Date): Promise<number>;
+  /** Counts one more failure; returns the subject's failures with it. */
+  add(subject: LockSubject, now: Date): Promise<number>;
+  forget(subject: LockSubject, now: Date): Promise<void>;
+}
+
+function createFailureWindows(backend: LimiterBackend, rule: LockoutRule): FailureWindows {
   const failures = backend.createLimiter({
     name: 'login-failures',
     points: rule.maxFailures,
     // Two windows: the previous window's count is still read during the current one.
     durationSeconds: 2 * rule.durationSeconds,
   });
-  const inFlight = backend.createLimiter({ name: 'login-in-flight', points: rule.maxFailures, durationSeconds: IN_FLIGHT_SECONDS });
-  // A lock is an instant: one reached in memory during a store outage holds after it, until it ends.
-  const locks = backend.createLimiter({ name: 'login-locks', points: 1, durationSeconds: rule.durationSeconds, memoryMerge: 'max' });
-
   const failureKeys = (subject: LockSubject, now: Date): { current: string; previous: string } => {
     const { index } = fixedWindowAt(now, rule.durationSeconds);
     const key = subjectKey(subject);
     return { current: `${key}:${index}`, previous: `${key}:${index - 1}` };
   };
-
-  const failureCount = async (subject: LockSubject, now: Date): Promise<number> => {
-    const keys = failureKeys(subject, now);
-    const [current, previous] = await Promise.all([failures.read(keys.current), failures.read(keys.previous)]);
-    return current + previous;
+  return {
+    async count(subject, now) {
+      const keys = failureKeys(subject, now);
+      const [current, previous] = await Promise.all([failures.read(keys.current), failures.read(keys.previous)]);
+      return current + previous;
+    },
+    async add(subject, now) {
+      const keys = failureKeys(subject, now);
+      const [current, previous] = await Promise.all([failures.increment(keys.current), failures.read(keys.previous)]);
+      return current + previous;
+    },
+    async forget(subject, now) {
+      const keys = failureKeys(subject, now);
+      await Promise.all([failures.remove(keys.current), failures.remove(keys.previous)]);
+    },
   };
+}
 
-  const forgetFailures = async (subject: LockSubject, now: Date): Promise<void> => {
-    const keys = failureKeys(subject, now);
-    await Promise.all([failures.remove(keys.current), failures.remove(keys.previous)]);
-  };
+/** A subject's lock, stored as the instant it ends (see the module comment). */
+interface LockEnds {
+  /** Seconds until the last of `subjects`' locks ends; null when none of them is locked. */
+  lockedForSeconds(subjects: readonly LockSubject[], now: Date): Promise<number | null>;
+  /** Locks `subject` for LOCKOUT_DURATION from `now`. */
+  write(subject: LockSubject, now: Date): Promise<void>;
+  remove(subject: LockSubject): Promise<void>;
+}
 
+function createLockEnds(backend: LimiterBackend, rule: LockoutRule): LockEnds {
+  // A lock is an instant: one reached in memory during a store outage holds after it, until it ends.
+  const locks = backend.createLimiter({ name: 'login-locks', points: 1, durationSeconds: rule.durationSeconds, memoryMerge: 'max' });
   const lockedUntilMs = async (subject: LockSubject): Promise<number> => {
     const encoded = await locks.read(subjectKey(subject));
     return encoded === 0 ? 0 : LOCK_EPOCH_MS + encoded * 1000;
   };
+  return {
+    async lockedForSeconds(subjects, now) {
+      const ends = await Promise.all(subjects.map(lockedUntilMs));
+      const latest = Math.max(0, ...ends);
+      return latest > now.getTime() ? secondsUntil(now, latest) : null;
+    },
+    async write(subject, now) {
+      const untilMs = now.getTime() + rule.durationSeconds * 1000;
+      // Whole seconds, rounded down: Retry-After then never exceeds LOCKOUT_DURATION (a lock that
+      // ends up to a second early beats telling a person to wait 16 minutes for a 15-minute lock).
+      const encoded = Math.floor((untilMs - LOCK_EPOCH_MS) / 1000);
+      await locks.write(subjectKey(subject), encoded, rule.durationSeconds);
+    },
+    async remove(subject) {
+      await locks.remove(subjectKey(subject));
+    },
+  };
+}
+
+export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): LoginLock {
+  const failures = createFailureWindows(backend, rule);
+  const inFlight = backend.createLimiter({ name: 'login-in-flight', points: rule.maxFailures, durationSeconds: IN_FLIGHT_SECONDS });
+  const locks = createLockEnds(backend, rule);
+  const lockedForSeconds = locks.lockedForSeconds;
 
   const lock = async (subject: LockSubject, now: Date): Promise<void> => {
-    const untilMs = now.getTime() + rule.durationSeconds * 1000;
-    // Whole seconds, rounded down: Retry-After then never exceeds LOCKOUT_DURATION (a lock that
-    // ends up to a second early beats telling a person to wait 16 minutes for a 15-minute lock).
-    const encoded = Math.floor((untilMs - LOCK_EPOCH_MS) / 1000);
     // A fresh count once the lock ends: the next failure after it is the first, not the N+1-th.
     // The lock is written first: an attempt that reads the failures after they are forgotten then
     // finds the lock (`reserve` looks again after counting).
-    await locks.write(subjectKey(subject), encoded, rule.durationSeconds);
-    await forgetFailures(subject, now);
-  };
-
-  const lockedForSeconds = async (subjects: readonly LockSubject[], now: Date): Promise<number | null> => {
-    const ends = await Promise.all(subjects.map(lockedUntilMs));
-    const latest = Math.max(0, ...ends);
-    return latest > now.getTime() ? secondsUntil(now, latest) : null;
+    await locks.write(subject, now);
+    await failures.forget(subject, now);
   };
 
   const release = async (attempt: ReservedAttempt): Promise<void> => {
@@ -162,7 +198,7 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
           // Counted in flight first, then the failures read: of two concurrent attempts, the
           // later one always sees the earlier one, in one count or the other.
           const checking = await inFlight.increment(subjectKey(subject));
-          return checking + (await failureCount(subject, now));
+          return checking + (await failures.count(subject, now));
         }),
       );
       if (counts.some((count) => count > rule.maxFailures)) {
@@ -181,9 +217,7 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
     async recordFailure(attempt, now) {
       const reached = await Promise.all(
         attempt.subjects.map(async (subject) => {
-          const keys = failureKeys(subject, now);
-          const [current, previous] = await Promise.all([failures.increment(keys.current), failures.read(keys.previous)]);
-          if (current + previous < rule.maxFailures) return null;
+          if ((await failures.add(subject, now)) < rule.maxFailures) return null;
           await lock(subject, now);
           return subject;
         }),
@@ -192,18 +226,18 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
     },
 
     async recordSuccess(now, forget) {
-      await Promise.all(forget.map((subject) => forgetFailures(subject, now)));
+      await Promise.all(forget.map((subject) => failures.forget(subject, now)));
     },
 
     release,
 
     async clearEmail(email, now) {
       const subject: LockSubject = { email };
-      await Promise.all([forgetFailures(subject, now), locks.remove(subjectKey(subject))]);
+      await Promise.all([failures.forget(subject, now), locks.remove(subject)]);
     },
 
     async clear(subjects, now) {
-      await Promise.all(subjects.flatMap((subject) => [forgetFailures(subject, now), locks.remove(subjectKey(subject))]));
+      await Promise.all(subjects.flatMap((subject) => [failures.forget(subject, now), locks.remove(subject)]));
     },
   };
 }
