@@ -5,16 +5,14 @@
  * operators' tools (src/admin/cli.ts). Configuration comes from the environment, and from `./.env` or the file
  * ENV_FILE names (src/env-file.ts, docs/configuration.md).
  */
-import { AUDIT_USAGE, USERS_USAGE, UsageError, auditCommand, usersCommand } from './admin/cli.js';
+import { UsageError } from './admin/cli.js';
+import { CAPABILITIES } from './capabilities.js';
 import { startBanner } from './banner.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { migrateToLatest, openDatabase } from './db/connect.js';
-import { createAdminStore } from './db/admin-store.js';
 import { createStores } from './db/stores.js';
 import { AppError } from './errors.js';
-import { openLimiterBackend } from './limits/limiter-backend.js';
-import { createLoginLock } from './limits/login-lock.js';
 import { createSmtpMailer } from './outbox/smtp-mailer.js';
 import { formatOutboxTable, runMailWorker } from './outbox/worker.js';
 import { withPersistedDevEncryptionKey, withPersistedDevSecret } from './dev-secret.js';
@@ -23,15 +21,20 @@ import { START_DETAILS_KEY, chooseLogFormat, createCliLogger, createLogger, type
 import { filesOpenToOthers, octalMode, shellQuote, sqliteFiles } from './private-files.js';
 import { startServer } from './server.js';
 
-const USAGE = `Usage: gatehouse [serve|migrate|mail|outbox|users|audit]
-  serve          run the server (default); configuration from the environment, see docs/configuration.md
-  migrate        apply pending database migrations and exit
-  mail [--once]  send queued emails over SMTP_URL until stopped (--once: send what is due, then exit)
-  outbox [--limit N]  list queued, sent and dead emails (never their links)
-  users <list|show|disable|enable|revoke-sessions|unlock|delete> …  operators' user tools (gatehouse users --help)
-  audit [--user u] [--type t] [--since iso] [--until iso] [--limit n] [--format table|ndjson|csv]  the audit trail`;
+/** The commands capabilities bring (the operators' `users` and `audit`: src/admin/commands.ts). */
+const CAPABILITY_COMMANDS = new Map(CAPABILITIES.flatMap((capability) => capability.commands ?? []).map((command) => [command.name, command]));
 
-const COMMANDS = ['serve', 'migrate', 'mail', 'outbox', 'users', 'audit'] as const;
+const CORE_COMMANDS = ['serve', 'migrate', 'mail', 'outbox'] as const;
+const COMMANDS: readonly string[] = [...CORE_COMMANDS, ...CAPABILITY_COMMANDS.keys()];
+
+const USAGE = [
+  `Usage: gatehouse [${COMMANDS.join('|')}]`,
+  '  serve          run the server (default); configuration from the environment, see docs/configuration.md',
+  '  migrate        apply pending database migrations and exit',
+  '  mail [--once]  send queued emails over SMTP_URL until stopped (--once: send what is due, then exit)',
+  '  outbox [--limit N]  list queued, sent and dead emails (never their links)',
+  ...[...CAPABILITY_COMMANDS.values()].map((command) => `  ${command.summary}`),
+].join('\n');
 
 /** Pretty lines for a person at a terminal, JSON for everything else, unless LOG_FORMAT says which. */
 function cliLogger(config: Readonly<Config>, envFile: EnvFileOutcome): Logger {
@@ -129,46 +132,13 @@ async function outboxCommand(config: Readonly<Config>, limit: number): Promise<v
   }
 }
 
-/** `gatehouse users …` and `gatehouse audit …`: the database and the login locks, then the same flows as the admin API. */
-async function adminCommand(config: Readonly<Config>, command: 'users' | 'audit', args: string[]): Promise<void> {
-  const database = openDatabase(config.database, { queryTimeoutMs: config.databaseQueryTimeoutMs });
-  let limiter;
-  try {
-    if (config.migrateOnStart) await migrateToLatest(database);
-    // Warnings (Redis unreachable) on stderr: stdout may be ndjson or csv for another program.
-    const logger = createLogger({ level: 'warn', destination: process.stderr });
-    limiter = await openLimiterBackend({
-      redisUrl: config.redisUrl,
-      redisTimeoutMs: config.redisTimeoutMs,
-      postgresPool: database.postgresPool,
-      keyPrefix: config.redisKeyPrefix,
-      logger,
-    });
-    const parts = {
-      deps: {
-        stores: createStores(database.kysely, database.dialect),
-        admin: createAdminStore(database.kysely),
-        loginLock: createLoginLock(limiter, config.lockout),
-      },
-      limiterKind: limiter.kind,
-      now: () => systemClock.now(),
-      out: (line: string) => console.log(line),
-      err: (line: string) => console.error(line),
-    };
-    await (command === 'users' ? usersCommand(parts, args) : auditCommand(parts, args));
-  } finally {
-    await limiter?.close();
-    await database.close();
-  }
-}
-
 async function main(argv: string[]): Promise<void> {
   const command = argv[0] ?? 'serve';
   if (command === '--help' || command === '-h' || command === 'help') {
     console.log(USAGE);
     return;
   }
-  if (!(COMMANDS as readonly string[]).includes(command)) {
+  if (!COMMANDS.includes(command)) {
     console.error(`Unknown command "${command}".\n${USAGE}`);
     process.exitCode = 2;
     return;
@@ -177,15 +147,9 @@ async function main(argv: string[]): Promise<void> {
   // variables already set keep theirs (process.loadEnvFile never overrides one).
   const envFile = readEnvFile(process.env, process.cwd(), (file) => process.loadEnvFile(file));
   const config = loadConfig(process.env);
-  if (command === 'users' || command === 'audit') {
-    const args = argv.slice(1);
-    if (args[0] === '--help' || args[0] === '-h' || (command === 'users' && (args[0] === undefined || args[0] === 'help'))) {
-      if (args[0] === undefined) throw new UsageError('Name a users command.', USERS_USAGE);
-      console.log(command === 'users' ? USERS_USAGE : AUDIT_USAGE);
-      return;
-    }
-    await adminCommand(config, command, args);
-  } else if (command === 'migrate') await migrateCommand(config);
+  const capabilityCommand = CAPABILITY_COMMANDS.get(command);
+  if (capabilityCommand !== undefined) await capabilityCommand.run(config, argv.slice(1));
+  else if (command === 'migrate') await migrateCommand(config);
   else if (command === 'mail') await mailCommand(config, envFile, argv.includes('--once'));
   else if (command === 'outbox') {
     const limitAt = argv.indexOf('--limit');

@@ -1,0 +1,40 @@
+/** @module Account self-service as a capability: sessions list, password and email change, linked sign-ins, deletion; pending email changes' sweep. */
+import { defineCapability } from '../capability.js';
+import type { SharedParts } from '../parts.js';
+import { accountRouteDocs, createAccountRoutes } from './routes.js';
+
+export const account = defineCapability({
+  name: 'account',
+  routeDocs: [{ prefix: '/api/auth', docs: accountRouteDocs }],
+  build: (
+    parts: Pick<
+      SharedParts,
+      'config' | 'stores' | 'hasher' | 'breachCheck' | 'loginLock' | 'limits' | 'random' | 'notices' | 'background' | 'emailQueued' | 'session' | 'cookie' | 'devMode'
+    >,
+  ) => ({
+    routes: [
+      {
+        prefix: '/api/auth',
+        routes: createAccountRoutes({
+          flow: {
+            stores: parts.stores,
+            hasher: parts.hasher,
+            breachCheck: parts.breachCheck,
+            loginLock: parts.loginLock,
+            limits: parts.limits,
+            random: parts.random,
+            notices: parts.notices,
+            background: parts.background,
+            baseUrl: parts.config.baseUrl,
+            appName: parts.config.mail.appName,
+            onEmailQueued: parts.emailQueued,
+          },
+          session: parts.session,
+          cookie: parts.cookie,
+          devMode: parts.devMode,
+        }),
+      },
+    ],
+    sweep: async (now) => ({ emailChangeTokens: await parts.stores.emailChangeTokens.deleteExpiredEmailChangeTokens(now) }),
+  }),
+});

@@ -1,0 +1,31 @@
+/**
+ * @module Every capability, in the order its routes are mounted and documented. Adding one: its
+ * folder with a `capability.ts`, its migration in src/db/migrations, and one line here
+ * (docs/ARCHITECTURE.md, "How to add a capability").
+ */
+import { account } from './account/capability.js';
+import { admin } from './admin/capability.js';
+import type { Capability } from './capability.js';
+import { emailSignIn } from './email-sign-in/capability.js';
+import { emailVerification } from './email-verification/capability.js';
+import { twoFactor } from './mfa/capability.js';
+import { providers } from './oauth/capability.js';
+import { passkeys } from './passkeys/capability.js';
+import { passwordReset } from './password-reset/capability.js';
+import { passwordSignIn } from './password-sign-in/capability.js';
+import { sessions } from './session/capability.js';
+import { pages } from './web/capability.js';
+
+export const CAPABILITIES: readonly Capability[] = [
+  passwordSignIn,
+  sessions,
+  account,
+  twoFactor,
+  emailVerification,
+  passwordReset,
+  emailSignIn,
+  passkeys,
+  pages,
+  providers,
+  admin,
+];

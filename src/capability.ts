@@ -1,0 +1,66 @@
+/**
+ * @module What a capability is: a value each feature folder exports from its `capability.ts`
+ * (password sign-in, passkeys, two-factor sign-in, …), listed once in `src/capabilities.ts`.
+ * `createGatehouse` builds the shared parts (`src/parts.ts`) and hands each capability the parts
+ * it declares in its `build` parameter's type; the app mounts the routes it returns, the OpenAPI
+ * document reads its route docs, the sweep adds its own, the CLI offers its commands. Adding a
+ * capability touches its folder, its migration and one line of that list (docs/ARCHITECTURE.md,
+ * "How to add a capability").
+ */
+import type { Hono } from 'hono';
+import type { AppEnv } from './http/env.js';
+import type { RouteDocGroup } from './http/route-docs.js';
+import type { SharedParts } from './parts.js';
+import type { Config } from './config.js';
+
+/** A sub-app and where it is mounted (`/api/auth`, `/api/admin`, `/`). */
+export interface MountedRoutes {
+  prefix: string;
+  routes: Hono<AppEnv>;
+}
+
+/** What building a capability gives the app and the gatehouse. */
+export interface BuiltCapability {
+  /** Mounted in the order of the capability list, each capability's in its own order. */
+  routes: readonly MountedRoutes[];
+  /**
+   * Deletes this capability's expired rows as of `now` (the hourly sweep); each count joins the
+   * sweep's report under its name.
+   */
+  sweep?: (now: Date) => Promise<SweepReport>;
+}
+
+/** How many rows each part of one sweep deleted, by name (`sessions`, `auditEvents`, …). */
+export type SweepReport = Readonly<Record<string, number>>;
+
+/** A `gatehouse <name> …` command a capability brings (the operators' `users` and `audit`). */
+export interface CliCommand {
+  name: string;
+  /** One line of `gatehouse --help`. */
+  summary: string;
+  /** The usage printed by `gatehouse <name> --help`, and with a usage error. */
+  usage: string;
+  /** `args` are the words after the command's name. */
+  run(config: Readonly<Config>, args: readonly string[]): Promise<void>;
+}
+
+export interface Capability {
+  name: string;
+  /** Every route it may mount, with its prefix (documented even when not mounted, as the admin API). */
+  routeDocs: readonly RouteDocGroup[];
+  commands?: readonly CliCommand[];
+  build(parts: SharedParts): BuiltCapability;
+}
+
+/**
+ * A capability whose `build` declares, in its parameter's type, the shared parts it uses
+ * (`Pick<SharedParts, 'stores' | 'limits' | …>`): a reader sees its dependencies in its signature.
+ */
+export function defineCapability<Needs extends keyof SharedParts>(capability: {
+  name: string;
+  routeDocs: readonly RouteDocGroup[];
+  commands?: readonly CliCommand[];
+  build(parts: Pick<SharedParts, Needs>): BuiltCapability;
+}): Capability {
+  return capability;
+}
