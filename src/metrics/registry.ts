@@ -46,10 +46,20 @@ export function createScraper(sources: ScrapeSources): () => Promise<MetricsExpo
 
 async function buildRegistry(sources: ScrapeSources, scrape: { outboxCount: () => OutboxCount }): Promise<Registry> {
   const prom = (await import('prom-client')).default;
-  const { recorder } = sources;
   const registry = new prom.Registry();
   prom.collectDefaultMetrics({ register: registry });
+  // The registry prints metrics in the order they were registered: kept as /metrics has always listed them.
+  registerRequestMetrics(prom, registry, sources.recorder);
+  registerSignInMetrics(prom, registry, sources.recorder);
+  registerHashPoolGauges(prom, registry, sources.hashPool);
+  registerOutboxGauges(prom, registry, scrape.outboxCount);
+  return registry;
+}
 
+/** prom-client itself, loaded by the first scrape (see the module comment). */
+type PromClient = typeof import('prom-client');
+
+function registerRequestMetrics(prom: PromClient, registry: Registry, recorder: MetricsRecorder): void {
   new prom.Counter({
     name: 'gatehouse_http_requests_total',
     help: 'HTTP requests answered, by route pattern (unmatched: no route), method and status.',
@@ -61,7 +71,10 @@ async function buildRegistry(sources: ScrapeSources, scrape: { outboxCount: () =
     },
   });
   registry.registerMetric(requestDurationHistogram(recorder));
+}
 
+/** Sign-in attempts, login locks and rate-limit refusals, as the recorder counted them. */
+function registerSignInMetrics(prom: PromClient, registry: Registry, recorder: MetricsRecorder): void {
   new prom.Counter({
     name: 'gatehouse_logins_total',
     help: 'Sign-in attempts by result (success, failure, locked, rate_limited, mfa_required) and method (password, email_link, email_code, oauth, totp, recovery_code, ...).',
@@ -91,12 +104,15 @@ async function buildRegistry(sources: ScrapeSources, scrape: { outboxCount: () =
       for (const [limit, count] of recorder.refusals) this.inc({ limit }, count);
     },
   });
+}
+
+function registerHashPoolGauges(prom: PromClient, registry: Registry, hashPool: ScrapeSources['hashPool']): void {
   new prom.Gauge({
     name: 'gatehouse_hash_pool_queue_depth',
     help: 'Password hashing jobs waiting for a hashing thread.',
     registers: [registry],
     collect() {
-      this.set(sources.hashPool().queued);
+      this.set(hashPool().queued);
     },
   });
   new prom.Gauge({
@@ -104,15 +120,19 @@ async function buildRegistry(sources: ScrapeSources, scrape: { outboxCount: () =
     help: 'Hashing threads running a bcrypt job.',
     registers: [registry],
     collect() {
-      this.set(sources.hashPool().running);
+      this.set(hashPool().running);
     },
   });
+}
+
+/** Both read the one count this scrape asked for (`createScraper`). */
+function registerOutboxGauges(prom: PromClient, registry: Registry, outboxCount: () => OutboxCount): void {
   new prom.Gauge({
     name: 'gatehouse_outbox_query_up',
     help: '1 when this scrape counted the outbox, 0 when its query failed or took longer than 1 s.',
     registers: [registry],
     async collect() {
-      this.set((await scrape.outboxCount()) === null ? 0 : 1);
+      this.set((await outboxCount()) === null ? 0 : 1);
     },
   });
   new prom.Gauge({
@@ -122,12 +142,11 @@ async function buildRegistry(sources: ScrapeSources, scrape: { outboxCount: () =
     registers: [registry],
     async collect() {
       this.reset();
-      const counts = await scrape.outboxCount();
+      const counts = await outboxCount();
       if (counts === null) return;
       for (const status of new Set([...OUTBOX_STATUSES, ...counts.keys()])) this.set({ status }, counts.get(status) ?? 0);
     },
   });
-  return registry;
 }
 
 /**
