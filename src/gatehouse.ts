@@ -4,7 +4,6 @@
  * handler (src/app.ts). The Node server is a thin shell around it.
  */
 import type { Hono } from 'hono';
-import { parse as parseCookies } from 'hono/utils/cookie';
 import { createApp } from './app.js';
 import { CAPABILITIES } from './capabilities.js';
 import type { BuiltCapability, SweepReport } from './capability.js';
@@ -14,18 +13,12 @@ import type { AppEnv, ConnectionInfo } from './http/env.js';
 import type { DeliveryReport } from './outbox/dispatcher.js';
 import { buildSharedParts, type GatehouseOptions, type Infrastructure, type SharedParts } from './parts.js';
 import { createReadinessCheck, type Readiness } from './readiness.js';
-import { validateSessionToken } from './session/flow.js';
+import { sessionOfRequest, type GatehouseSession } from './session/request-session.js';
 import type { Stores } from './stores.js';
-import { toPublicUser, type PublicUser } from './users/user.js';
 
 export type { GatehouseOptions } from './parts.js';
 export type { Readiness } from './readiness.js';
-
-export interface GatehouseSession {
-  user: PublicUser;
-  /** `methods`: how the sign-in was proven (`password`, `totp`, `recovery_code`, `github`, `passkey`, …), so an app can demand a second factor. */
-  session: { id: string; expires: string; methods: readonly string[] };
-}
+export type { GatehouseSession } from './session/request-session.js';
 
 export interface Gatehouse {
   readonly config: Readonly<Config>;
@@ -92,7 +85,7 @@ function assemble(
     stores: parts.stores,
     loginLock: parts.loginLock,
     fetch: async (request, info = {}) => app.fetch(request, info),
-    getSession: (request) => readSession(parts, request),
+    getSession: (request) => sessionOfRequest(parts.session, parts.cookie, request, clock.now()),
     // Work still running off a response path may be about to queue an email: let it finish.
     deliverQueuedEmails: async () => {
       await background.settle();
@@ -117,19 +110,6 @@ function assemble(
         await database.close();
       }
     },
-  };
-}
-
-async function readSession(parts: Pick<SharedParts, 'cookie' | 'session' | 'clock'>, request: Request): Promise<GatehouseSession | null> {
-  const { cookie } = parts;
-  const header = request.headers.get('cookie');
-  const value = header ? parseCookies(header, cookie.name)[cookie.name] : undefined;
-  if (value === undefined) return null;
-  const valid = await validateSessionToken(parts.session, value, parts.clock.now());
-  if (valid === null) return null;
-  return {
-    user: toPublicUser(valid.user),
-    session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString(), methods: valid.session.methods },
   };
 }
 

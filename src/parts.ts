@@ -128,21 +128,7 @@ export async function buildSharedParts(config: Readonly<Config>, options: Gateho
   }
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.logLevel });
-  const database = options.database ?? openDatabase(config.database, { queryTimeoutMs: config.databaseQueryTimeoutMs });
-  let limiterBackend;
-  try {
-    if (config.migrateOnStart) await migrateToLatest(database);
-    limiterBackend = await openLimiterBackend({
-      redisUrl: config.redisUrl,
-      redisTimeoutMs: config.redisTimeoutMs,
-      postgresPool: database.postgresPool,
-      keyPrefix: config.redisKeyPrefix,
-      logger,
-    });
-  } catch (error) {
-    await database.close();
-    throw error;
-  }
+  const { database, limiterBackend } = await openStorage(config, options, logger);
   const hashPool = createHashPool();
   // Counted in plain numbers on the request path; prom-client loads on the first scrape (metrics/).
   const metrics = createMetrics({ token: config.metricsToken, db: database.kysely, hashPool: () => hashPool.load(), logger });
@@ -213,6 +199,29 @@ export async function buildSharedParts(config: Readonly<Config>, options: Gateho
     providerHTTP: options.providerHTTP,
   };
   return { parts, infrastructure: { limiterBackend, scrapeLimits, refusals, emailPump, mailer } };
+}
+
+/** The database (migrated when MIGRATE_ON_START says so) and the limiter store; the database is closed again if the rest fails. */
+async function openStorage(
+  config: Readonly<Config>,
+  options: Pick<GatehouseOptions, 'database'>,
+  logger: Logger,
+): Promise<{ database: DatabaseHandle; limiterBackend: LimiterBackend }> {
+  const database = options.database ?? openDatabase(config.database, { queryTimeoutMs: config.databaseQueryTimeoutMs });
+  try {
+    if (config.migrateOnStart) await migrateToLatest(database);
+    const limiterBackend = await openLimiterBackend({
+      redisUrl: config.redisUrl,
+      redisTimeoutMs: config.redisTimeoutMs,
+      postgresPool: database.postgresPool,
+      keyPrefix: config.redisKeyPrefix,
+      logger,
+    });
+    return { database, limiterBackend };
+  } catch (error) {
+    await database.close();
+    throw error;
+  }
 }
 
 function secondFactorParts(config: Readonly<Config>, jwtSecret: string, random: RandomReader, metrics: Metrics): SecondFactorParts {
