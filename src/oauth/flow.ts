@@ -41,7 +41,7 @@ import { issueSession, type IssuedSession, type SessionDeps } from '../session/f
 import type { SessionStore } from '../session/store.js';
 import { secureForMailboxProof } from '../users/secure-unverified.js';
 import type { User, UserStore } from '../users/user.js';
-import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn } from './flow-cookie.js';
+import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn, type PendingSignIn } from './flow-cookie.js';
 import { createCodeChallenge, generateCodeVerifier, generateNonce, generateState } from './pkce.js';
 import { ProviderRequestError, describeProviderFailure, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from './provider.js';
 import { resolveReturnTo } from '../http/return-to.js';
@@ -167,7 +167,7 @@ export function listSignInProviders(deps: Pick<OAuthFlowDeps, 'providers' | 'sec
 /** Seconds a client should wait before starting again with a provider that did not answer. */
 const PROVIDER_RETRY_AFTER_SECONDS = 30;
 
-function callbackUri(deps: OAuthFlowDeps, provider: OAuthProvider): string {
+function callbackUri(deps: Pick<OAuthFlowDeps, 'baseUrl'>, provider: OAuthProvider): string {
   return `${deps.baseUrl}/api/auth/callback/${provider.id}`;
 }
 
@@ -214,107 +214,44 @@ function isSameState(presented: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
+/**
+ * Why a callback is refused: the error of its `login_failure` row and of the login page, the
+ * page's message, and what the row says besides the provider.
+ */
+class Refusal {
+  constructor(
+    readonly error: SignInFailureCode,
+    readonly message: string,
+    readonly metadata: AuditMetadata,
+  ) {}
+}
+
 export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, ctx: RequestContext): Promise<CallbackOutcome> {
   const { provider, secrets } = requireProvider(deps, input.providerId);
-  const name = provider.displayName;
   // Every failure happens before a user is known: the entry carries the provider and the reason.
   /** The failure's `login_failure` row (keyed to the user once one is known) and the login page's code. */
-  const fail = async (error: SignInFailureCode, message: string, metadata: AuditMetadata, userId: string | null = null): Promise<CallbackOutcome> => {
+  const fail = async ({ error, message, metadata }: Refusal, userId: string | null = null): Promise<CallbackOutcome> => {
     await recordAudit(deps.stores.audit, ctx, 'login_failure', userId, { method: 'oauth', provider: provider.id, error, ...metadata });
     return { ok: false, error, message };
   };
 
-  // Before any other work: a client hammering the callback gets no code exchange and no
-  // provider request out of us (RATE_LIMIT_OAUTH_CALLBACK, per client IP).
-  try {
-    await deps.limits.consume('oauthCallback', { ip: ctx.ip }, ctx.now);
-  } catch (error) {
-    if (!(error instanceof AppError) || error.code !== 'rate_limited') throw error;
-    return fail('oauth_failed', `Too many sign-in attempts with ${name} from your network. Please wait a few minutes and try again.`, {
-      reason: 'rate_limited',
-    });
-  }
-
-  // The state is checked before anything else, the provider's error included: an answer that
-  // does not belong to a sign-in this browser started is forged or stale (RFC 6749 §10.12).
-  const opened = openPendingSignIn(secrets.authSecret, input.pendingSignIn, ctx.now);
-  let reason: string | null = opened.ok ? null : opened.problem;
-  if (input.repeated.includes('state')) reason = 'state_repeated';
-  else if (opened.ok && opened.pending.provider !== provider.id) reason = 'provider_mismatch';
-  else if (opened.ok && input.state === undefined) reason = 'state_missing';
-  else if (opened.ok && !isSameState(input.state ?? '', opened.pending.state)) reason = 'state_mismatch';
-  if (!opened.ok || reason !== null) {
-    const message =
-      reason === 'expired'
-        ? `The sign-in with ${name} took longer than 10 minutes. Please try again.`
-        : `The sign-in with ${name} could not be verified as started from this browser. Please try again.`;
-    return fail('invalid_state', message, { reason, security: true });
-  }
-  const { pending } = opened;
-  // A pending sign-in is accepted once. The route clears its cookie, but a copy of the cookie
-  // (or a second tab, or another instance) could present it again: the digest of its state is
-  // recorded in the database until the sign-in would have expired, before any provider request.
-  if (!(await deps.consumedSignIns.consumeSignIn(sha256Hex(pending.state), pending.expiresAt))) {
-    return fail('invalid_state', `The sign-in with ${name} was already used. Please try again.`, { reason: 'replayed', security: true });
-  }
-  if (input.repeated.length > 0) {
-    return fail('oauth_failed', `The answer from ${name} was not in the expected form. Please try again.`, {
-      reason: 'repeated_parameter',
-      parameters: input.repeated.join(','),
-    });
-  }
-
-  if (input.error !== undefined) {
-    const providerError = toSafeErrorCode(input.error);
-    const description = input.errorDescription === undefined ? '' : oneLine(input.errorDescription, 200);
-    const message =
-      providerError === 'access_denied'
-        ? `The sign-in with ${name} was cancelled.`
-        : `${name} reported an error (${providerError})${description ? `: ${description}` : '.'}`;
-    return fail('oauth_error', message, { reason: 'provider_error', providerError });
-  }
-  if (input.code === undefined || input.code === '') {
-    return fail('oauth_failed', `${name} sent no authorization code. Please try again.`, { reason: 'missing_code' });
-  }
-
-  let tokens: ProviderTokens;
-  try {
-    tokens = await provider.exchangeCode({
-      code: input.code,
-      codeVerifier: pending.codeVerifier,
-      redirectUri: callbackUri(deps, provider),
-      state: pending.state,
-      nonce: pending.nonce,
-      issuer: input.issuer,
-      now: ctx.now,
-    });
-  } catch (error) {
-    if (!(error instanceof ProviderRequestError)) throw error;
-    const detail = describeProviderFailure(error.failure);
-    if (error.failure.kind === 'invalid_id_token') {
-      // A token that is forged, replayed, or meant for another client or sign-in: worth a look.
-      return fail('oauth_failed', `The answer from ${name} could not be verified (${detail}). Please try again.`, {
-        reason: 'id_token',
-        detail,
-        security: true,
-      });
-    }
-    return fail('oauth_failed', `${name} did not accept the sign-in (${detail}). Please try again.`, { reason: 'code_exchange', detail });
-  }
-
-  let profile: ProviderProfile;
-  try {
-    profile = await provider.fetchProfile(tokens, ctx.now);
-  } catch (error) {
-    if (!(error instanceof ProviderRequestError)) throw error;
-    const detail = describeProviderFailure(error.failure);
-    return fail('oauth_failed', `Your ${name} profile could not be read (${detail}). Please try again.`, { reason: 'profile_fetch', detail });
-  }
+  // In this order, each step before any work of the next: the rate limit, the pending sign-in
+  // (its state, then its single use), the provider's answer, then the two provider requests.
+  const overLimit = await refuseOverCallbackLimit(deps, provider, ctx);
+  if (overLimit !== null) return fail(overLimit);
+  const pending = await acceptPendingSignIn(deps, secrets, provider, input, ctx);
+  if (pending instanceof Refusal) return fail(pending);
+  const code = readAuthorizationCode(provider, input);
+  if (code instanceof Refusal) return fail(code);
+  const tokens = await exchangeCode(deps, provider, pending, code, input.issuer, ctx);
+  if (tokens instanceof Refusal) return fail(tokens);
+  const profile = await fetchProfile(provider, tokens, ctx);
+  if (profile instanceof Refusal) return fail(profile);
 
   const { user, linkedBy, pendingLink } = await linkOrCreateUser(deps, secrets.envelope, provider, profile, tokens, ctx);
   if (linkedBy === 'verified_email' && pendingLink === null) deps.onEmailQueued();
   // Before a second factor is asked for; the login page says so in its own words (web/routes.ts).
-  if (user.disabledAt !== null) return fail('account_disabled', ACCOUNT_DISABLED_MESSAGE, { reason: 'account_disabled' }, user.id);
+  if (user.disabledAt !== null) return fail(new Refusal('account_disabled', ACCOUNT_DISABLED_MESSAGE, { reason: 'account_disabled' }), user.id);
   // The provider proved the first factor only: a 2FA account still owes its code (DESIGN §9.3).
   if (pendingLink !== null || (await isSecondFactorRequired(deps, user.id))) {
     return { ok: true, secondFactorFor: user, firstMethod: provider.id, returnTo: pending.returnTo, pendingLink };
@@ -329,6 +266,127 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
     email: user.email,
   });
   return { ok: true, user: { ...user, lastLoginAt: ctx.now }, session, returnTo: pending.returnTo };
+}
+
+/**
+ * Before any other work: a client hammering the callback gets no code exchange and no provider
+ * request out of us (RATE_LIMIT_OAUTH_CALLBACK, per client IP). Null while within the limit.
+ */
+async function refuseOverCallbackLimit(deps: Pick<OAuthFlowDeps, 'limits'>, provider: OAuthProvider, ctx: RequestContext): Promise<Refusal | null> {
+  try {
+    await deps.limits.consume('oauthCallback', { ip: ctx.ip }, ctx.now);
+    return null;
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== 'rate_limited') throw error;
+    return new Refusal('oauth_failed', `Too many sign-in attempts with ${provider.displayName} from your network. Please wait a few minutes and try again.`, {
+      reason: 'rate_limited',
+    });
+  }
+}
+
+/** The pending sign-in this browser started with `provider`, once its state matches and it was not used before. */
+async function acceptPendingSignIn(
+  deps: Pick<OAuthFlowDeps, 'consumedSignIns'>,
+  secrets: OAuthSecrets,
+  provider: OAuthProvider,
+  input: CallbackInput,
+  ctx: RequestContext,
+): Promise<PendingSignIn | Refusal> {
+  const name = provider.displayName;
+  // The state is checked before anything else, the provider's error included: an answer that
+  // does not belong to a sign-in this browser started is forged or stale (RFC 6749 §10.12).
+  const opened = openPendingSignIn(secrets.authSecret, input.pendingSignIn, ctx.now);
+  let reason: string | null = opened.ok ? null : opened.problem;
+  if (input.repeated.includes('state')) reason = 'state_repeated';
+  else if (opened.ok && opened.pending.provider !== provider.id) reason = 'provider_mismatch';
+  else if (opened.ok && input.state === undefined) reason = 'state_missing';
+  else if (opened.ok && !isSameState(input.state ?? '', opened.pending.state)) reason = 'state_mismatch';
+  if (!opened.ok || reason !== null) {
+    const message =
+      reason === 'expired'
+        ? `The sign-in with ${name} took longer than 10 minutes. Please try again.`
+        : `The sign-in with ${name} could not be verified as started from this browser. Please try again.`;
+    return new Refusal('invalid_state', message, { reason, security: true });
+  }
+  const { pending } = opened;
+  // A pending sign-in is accepted once. The route clears its cookie, but a copy of the cookie
+  // (or a second tab, or another instance) could present it again: the digest of its state is
+  // recorded in the database until the sign-in would have expired, before any provider request.
+  if (!(await deps.consumedSignIns.consumeSignIn(sha256Hex(pending.state), pending.expiresAt))) {
+    return new Refusal('invalid_state', `The sign-in with ${name} was already used. Please try again.`, { reason: 'replayed', security: true });
+  }
+  return pending;
+}
+
+/** The authorization code of a callback in the expected form that reports no error. */
+function readAuthorizationCode(provider: OAuthProvider, input: CallbackInput): string | Refusal {
+  const name = provider.displayName;
+  if (input.repeated.length > 0) {
+    return new Refusal('oauth_failed', `The answer from ${name} was not in the expected form. Please try again.`, {
+      reason: 'repeated_parameter',
+      parameters: input.repeated.join(','),
+    });
+  }
+  if (input.error !== undefined) {
+    const providerError = toSafeErrorCode(input.error);
+    const description = input.errorDescription === undefined ? '' : oneLine(input.errorDescription, 200);
+    const message =
+      providerError === 'access_denied'
+        ? `The sign-in with ${name} was cancelled.`
+        : `${name} reported an error (${providerError})${description ? `: ${description}` : '.'}`;
+    return new Refusal('oauth_error', message, { reason: 'provider_error', providerError });
+  }
+  if (input.code === undefined || input.code === '') {
+    return new Refusal('oauth_failed', `${name} sent no authorization code. Please try again.`, { reason: 'missing_code' });
+  }
+  return input.code;
+}
+
+async function exchangeCode(
+  deps: Pick<OAuthFlowDeps, 'baseUrl'>,
+  provider: OAuthProvider,
+  pending: PendingSignIn,
+  code: string,
+  issuer: string | undefined,
+  ctx: RequestContext,
+): Promise<ProviderTokens | Refusal> {
+  const name = provider.displayName;
+  try {
+    return await provider.exchangeCode({
+      code,
+      codeVerifier: pending.codeVerifier,
+      redirectUri: callbackUri(deps, provider),
+      state: pending.state,
+      nonce: pending.nonce,
+      issuer,
+      now: ctx.now,
+    });
+  } catch (error) {
+    if (!(error instanceof ProviderRequestError)) throw error;
+    const detail = describeProviderFailure(error.failure);
+    if (error.failure.kind === 'invalid_id_token') {
+      // A token that is forged, replayed, or meant for another client or sign-in: worth a look.
+      return new Refusal('oauth_failed', `The answer from ${name} could not be verified (${detail}). Please try again.`, {
+        reason: 'id_token',
+        detail,
+        security: true,
+      });
+    }
+    return new Refusal('oauth_failed', `${name} did not accept the sign-in (${detail}). Please try again.`, { reason: 'code_exchange', detail });
+  }
+}
+
+async function fetchProfile(provider: OAuthProvider, tokens: ProviderTokens, ctx: RequestContext): Promise<ProviderProfile | Refusal> {
+  try {
+    return await provider.fetchProfile(tokens, ctx.now);
+  } catch (error) {
+    if (!(error instanceof ProviderRequestError)) throw error;
+    const detail = describeProviderFailure(error.failure);
+    return new Refusal('oauth_failed', `Your ${provider.displayName} profile could not be read (${detail}). Please try again.`, {
+      reason: 'profile_fetch',
+      detail,
+    });
+  }
 }
 
 /** A concurrent callback created the same link or email first: roll back and look again. */
