@@ -13,7 +13,7 @@
  */
 import type { Redis as RedisClient } from 'ioredis';
 import type pg from 'pg';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis } from 'rate-limiter-flexible';
 import { requireOptional } from '../lazy-require.js';
 import type { Logger } from '../logger.js';
 import type { Limiter } from './limiter.js';
