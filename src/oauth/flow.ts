@@ -437,6 +437,18 @@ function sealTokens(envelope: Envelope, accountId: string, tokens: ProviderToken
   };
 }
 
+/** One provider sign-in being linked: whom the provider vouches for, and the tokens to keep. */
+interface LinkRequest {
+  provider: OAuthProvider;
+  profile: ProviderProfile;
+  tokens: ProviderTokens;
+  envelope: Envelope;
+  /** What the audit rows say of the provider account. */
+  identity: { provider: string; providerUserId: string; providerLogin: string };
+  ctx: RequestContext;
+}
+
+/** The three cases of linking (module comment), in their order, in one transaction. */
 async function linkOnce(
   tx: OAuthStores,
   notice: NoticeSettings,
@@ -447,80 +459,94 @@ async function linkOnce(
   ctx: RequestContext,
 ): Promise<LinkOutcome> {
   const identity = { provider: provider.id, providerUserId: profile.providerUserId, providerLogin: profile.login };
+  const request: LinkRequest = { provider, profile, tokens, envelope, identity, ctx };
 
   const existing = await tx.accounts.findAccount(provider.id, profile.providerUserId);
-  if (existing !== null) {
-    await tx.accounts.updateAccountTokens(existing.id, {
-      providerLogin: profile.login,
-      ...sealTokens(envelope, existing.id, tokens, ctx.now),
-      updatedAt: ctx.now,
-    });
-    const user = await tx.users.findUserById(existing.userId);
-    if (user === null) throw new Error(`account ${existing.id} refers to a missing user`);
-    await tx.users.recordLogin(user.id, ctx.now);
-    // An existing link is no new proof of the mailbox: nothing else changes.
-    return { user, linkedBy: 'existing_link', pendingLink: null };
-  }
+  if (existing !== null) return signInThroughExistingLink(tx, request, existing);
 
   const parsedEmail = profile.email === null ? null : emailSchema.safeParse(profile.email);
   // A provider not trusted on email (OIDC_<ID>_TRUST_EMAIL=false) is heard as if it had verified none.
   const verifiedEmail = provider.trustsEmail && profile.emailVerified && parsedEmail?.success ? parsedEmail.data : null;
 
-  const newAccount = (userId: string): LinkedAccount => {
-    const id = randomUUID();
-    return {
-      id,
-      userId,
-      provider: provider.id,
-      providerAccountId: profile.providerUserId,
-      providerLogin: profile.login,
-      ...sealTokens(envelope, id, tokens, ctx.now),
-      createdAt: ctx.now,
-      updatedAt: ctx.now,
-    };
-  };
-
   if (verifiedEmail !== null) {
     const owner = await tx.users.findUserByEmail(verifiedEmail);
-    if (owner !== null) {
-      let user = owner;
-      // Account pre-hijacking defence (docs/security.md): a sign-in by a proof of the mailbox. An
-      // account never verified, or whose password was chosen before the address was proved (and
-      // not confirmed since from a browser signed in to it), may have been registered by someone
-      // else waiting for the owner: nothing set up through that password survives the link.
-      const secured = await secureForMailboxProof(tx, owner);
-      if (secured !== null) {
-        const ownerNotified =
-          secured.passwordRemoved &&
-          (await queueSecurityNotice(notice, tx.outbox, { userId: owner.id, email: verifiedEmail }, renderAccountSecuredEmail(notice), ctx.now));
-        await recordAudit(tx.audit, ctx, 'config_updated', owner.id, {
-          action: 'unverified_account_secured_for_provider_link',
-          ...identity,
-          email: verifiedEmail,
-          // A verified address whose password was chosen before it was proved (and never confirmed since).
-          ...(owner.emailVerified ? { passwordUnproven: true } : {}),
-          ...secured,
-          ownerNotified,
-        });
-        user = { ...owner, passwordHash: null, emailVerified: true, passwordUnproven: false };
-      } else if (await isSecondFactorRequired({ stores: tx }, owner.id)) {
-        // The provider proves the first factor only. Linking now would hand a new way in, and end
-        // the owner's sessions, on the word of someone who may not hold the second factor: the
-        // link waits for the code step (completePendingLink), and nothing is written yet.
-        return { user: owner, linkedBy: 'verified_email', pendingLink: newAccount(owner.id) };
-      } else {
-        // A new way into an account that has an owner: every session open elsewhere ends (the new
-        // one is issued after this), and the owner hears of it, in the same transaction. If the
-        // provider account is not theirs, they learn it at once and can act; if it is, the email
-        // says there is nothing to do.
-        await endSessionsForNewLink(tx, notice, provider, identity, verifiedEmail, owner.id, ctx);
-      }
-      if ((await tx.accounts.createAccount(newAccount(user.id))) === 'already_linked') throw new LinkRaceLost();
-      await tx.users.recordLogin(user.id, ctx.now);
-      return { user, linkedBy: 'verified_email', pendingLink: null };
-    }
+    if (owner !== null) return linkToEmailOwner(tx, notice, request, owner, verifiedEmail);
   }
+  return createUserWithLink(tx, request, verifiedEmail);
+}
 
+/** The row of a link not made yet, its tokens sealed under its own id. */
+function newLinkedAccount({ provider, profile, tokens, envelope, ctx }: LinkRequest, userId: string): LinkedAccount {
+  const id = randomUUID();
+  return {
+    id,
+    userId,
+    provider: provider.id,
+    providerAccountId: profile.providerUserId,
+    providerLogin: profile.login,
+    ...sealTokens(envelope, id, tokens, ctx.now),
+    createdAt: ctx.now,
+    updatedAt: ctx.now,
+  };
+}
+
+/** Case 1: the provider account is linked already; its tokens and login are refreshed. */
+async function signInThroughExistingLink(tx: OAuthStores, { profile, tokens, envelope, ctx }: LinkRequest, existing: LinkedAccount): Promise<LinkOutcome> {
+  await tx.accounts.updateAccountTokens(existing.id, {
+    providerLogin: profile.login,
+    ...sealTokens(envelope, existing.id, tokens, ctx.now),
+    updatedAt: ctx.now,
+  });
+  const user = await tx.users.findUserById(existing.userId);
+  if (user === null) throw new Error(`account ${existing.id} refers to a missing user`);
+  await tx.users.recordLogin(user.id, ctx.now);
+  // An existing link is no new proof of the mailbox: nothing else changes.
+  return { user, linkedBy: 'existing_link', pendingLink: null };
+}
+
+/** Case 2: the provider vouches for the address of an account that exists: a sign-in by a proof of the mailbox. */
+async function linkToEmailOwner(tx: OAuthStores, notice: NoticeSettings, request: LinkRequest, owner: User, verifiedEmail: string): Promise<LinkOutcome> {
+  const { provider, identity, ctx } = request;
+  let user = owner;
+  // Account pre-hijacking defence (docs/security.md): a sign-in by a proof of the mailbox. An
+  // account never verified, or whose password was chosen before the address was proved (and
+  // not confirmed since from a browser signed in to it), may have been registered by someone
+  // else waiting for the owner: nothing set up through that password survives the link.
+  const secured = await secureForMailboxProof(tx, owner);
+  if (secured !== null) {
+    const ownerNotified =
+      secured.passwordRemoved &&
+      (await queueSecurityNotice(notice, tx.outbox, { userId: owner.id, email: verifiedEmail }, renderAccountSecuredEmail(notice), ctx.now));
+    await recordAudit(tx.audit, ctx, 'config_updated', owner.id, {
+      action: 'unverified_account_secured_for_provider_link',
+      ...identity,
+      email: verifiedEmail,
+      // A verified address whose password was chosen before it was proved (and never confirmed since).
+      ...(owner.emailVerified ? { passwordUnproven: true } : {}),
+      ...secured,
+      ownerNotified,
+    });
+    user = { ...owner, passwordHash: null, emailVerified: true, passwordUnproven: false };
+  } else if (await isSecondFactorRequired({ stores: tx }, owner.id)) {
+    // The provider proves the first factor only. Linking now would hand a new way in, and end
+    // the owner's sessions, on the word of someone who may not hold the second factor: the
+    // link waits for the code step (completePendingLink), and nothing is written yet.
+    return { user: owner, linkedBy: 'verified_email', pendingLink: newLinkedAccount(request, owner.id) };
+  } else {
+    // A new way into an account that has an owner: every session open elsewhere ends (the new
+    // one is issued after this), and the owner hears of it, in the same transaction. If the
+    // provider account is not theirs, they learn it at once and can act; if it is, the email
+    // says there is nothing to do.
+    await endSessionsForNewLink(tx, notice, provider, identity, verifiedEmail, owner.id, ctx);
+  }
+  if ((await tx.accounts.createAccount(newLinkedAccount(request, user.id))) === 'already_linked') throw new LinkRaceLost();
+  await tx.users.recordLogin(user.id, ctx.now);
+  return { user, linkedBy: 'verified_email', pendingLink: null };
+}
+
+/** Case 3: a new user, signed in only through this provider account. */
+async function createUserWithLink(tx: OAuthStores, request: LinkRequest, verifiedEmail: string | null): Promise<LinkOutcome> {
+  const { identity, ctx } = request;
   // An email the provider did not verify is not stored: it would claim the address for
   // someone who never proved they own it, and block its owner from registering it.
   const user: User = {
@@ -534,7 +560,7 @@ async function linkOnce(
     passwordUnproven: false,
   };
   if ((await tx.users.createUser(user)) === 'email_taken') throw new LinkRaceLost();
-  if ((await tx.accounts.createAccount(newAccount(user.id))) === 'already_linked') throw new LinkRaceLost();
+  if ((await tx.accounts.createAccount(newLinkedAccount(request, user.id))) === 'already_linked') throw new LinkRaceLost();
   await tx.users.recordLogin(user.id, ctx.now);
   await recordAudit(tx.audit, ctx, 'user_created', user.id, { method: 'oauth', ...identity, email: user.email });
   return { user, linkedBy: 'new_user', pendingLink: null };
