@@ -21,7 +21,7 @@ import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.
 import { AppError, badRequest, tooManyRequests, unauthorized } from '../errors.js';
 import type { LockSubject, LoginLock } from '../limits/login-lock.js';
 import type { RateLimits } from '../limits/rate-limits.js';
-import { isSecondFactorRequired } from '../mfa/flow.js';
+import { isSecondFactorRequired } from '../credentials/second-factor.js';
 import { noticeAccountLocked, queueSecurityNotice, type LockNoticeDeps } from '../outbox/notices.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderAccountSecuredEmail, renderEmailSignInEmail } from '../outbox/templates.js';

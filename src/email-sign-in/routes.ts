@@ -8,7 +8,7 @@ import type { AppEnv } from '../http/env.js';
 import { readJsonBody } from '../http/json-body.js';
 import { resolveReturnTo } from '../http/return-to.js';
 import { issueChallenge, setChallengeCookie, type ChallengeCookieSettings } from '../mfa/challenge.js';
-import { SECOND_FACTOR_METHODS } from '../mfa/flow.js';
+import { SECOND_FACTOR_METHODS } from '../credentials/second-factor.js';
 import { emailSchema } from '../credentials/rules.js';
 import type { RandomReader } from '../random.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';

@@ -13,6 +13,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { reauthenticate, type ReauthDeps } from '../credentials/reauthenticate.js';
+import { isSecondFactorRequired } from '../credentials/second-factor.js';
 import { recordAudit } from '../audit/record.js';
 import type { Envelope } from '../crypto/envelope.js';
 import { deriveKey } from '../crypto/mac.js';
@@ -26,11 +27,7 @@ import type { RequestContext } from '../request-context.js';
 import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps, type ValidSession } from '../session/flow.js';
 import type { User } from '../users/user.js';
 import { readChallenge, type Challenge } from './challenge.js';
-import type { TotpStore } from './store.js';
 import { generateTotpSecret, matchTotpStep, totpUri } from './totp.js';
-
-/** What a 2FA login's first step says the second can be. */
-export const SECOND_FACTOR_METHODS: readonly string[] = Object.freeze(['totp', 'recovery_code']);
 
 const RECOVERY_CODE_COUNT = 10;
 /** Lower-case letters and digits without the look-alikes 0, 1, l, o: 31 symbols. */
@@ -54,12 +51,6 @@ export interface MfaDeps extends ReauthDeps {
 export interface MfaStatus {
   totp: { enabled: boolean };
   recoveryCodesLeft: number;
-}
-
-/** True when a sign-in of this user needs a second factor. */
-export async function isSecondFactorRequired(deps: { stores: { totp: Pick<TotpStore, 'findTotp'> } }, userId: string): Promise<boolean> {
-  const totp = await deps.stores.totp.findTotp(userId);
-  return totp !== null && totp.enabledAt !== null;
 }
 
 export async function mfaStatus(deps: Pick<MfaDeps, 'stores'>, userId: string): Promise<MfaStatus> {

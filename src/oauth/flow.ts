@@ -50,7 +50,7 @@ import type { RateLimits } from '../limits/rate-limits.js';
 import { sha256Hex } from '../crypto/digest.js';
 import type { OutboxStore } from '../outbox/outbox.js';
 import type { Logger } from '../logger.js';
-import { isSecondFactorRequired } from '../mfa/flow.js';
+import { isSecondFactorRequired } from '../credentials/second-factor.js';
 import type { EmailChangeTokenStore } from '../account/store.js';
 import type { RecoveryCodeStore, TotpStore } from '../mfa/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';

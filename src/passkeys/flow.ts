@@ -19,7 +19,7 @@ import { reauthenticate, type ReauthDeps } from '../credentials/reauthenticate.j
 import { recordAudit } from '../audit/record.js';
 import { badRequest, conflict, forbidden, notFound, unauthorized, type AppError } from '../errors.js';
 import type { RateLimits } from '../limits/rate-limits.js';
-import { isSecondFactorRequired } from '../mfa/flow.js';
+import { isSecondFactorRequired } from '../credentials/second-factor.js';
 import type { ConsumedSignInStore } from '../oauth/store.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';

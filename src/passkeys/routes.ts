@@ -10,7 +10,7 @@ import type { AppEnv } from '../http/env.js';
 import { acceptNoBody, readJsonBody } from '../http/json-body.js';
 import { mfaRequiredAnswer, type RouteDoc } from '../http/route-docs.js';
 import { issueChallenge, setChallengeCookie, type ChallengeCookieSettings } from '../mfa/challenge.js';
-import { SECOND_FACTOR_METHODS } from '../mfa/flow.js';
+import { SECOND_FACTOR_METHODS } from '../credentials/second-factor.js';
 import { loginPasswordSchema } from '../credentials/rules.js';
 import type { RandomReader } from '../random.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';

@@ -17,7 +17,7 @@ import { assertNotContextPassword, contextWordsFor } from '../credentials/common
 import { assertNotBreached, type BreachCheck } from '../credentials/breach-check.js';
 import type { PasswordHasher } from '../credentials/hasher.js';
 import { queueEmail } from '../outbox/queue.js';
-import { isSecondFactorRequired } from '../mfa/flow.js';
+import { isSecondFactorRequired } from '../credentials/second-factor.js';
 import { mayNotify, type NoticeDeps } from '../outbox/notices.js';
 import { renderPasswordChangedEmail, renderPasswordResetEmail } from '../outbox/templates.js';
 import type { RateLimits } from '../limits/rate-limits.js';

@@ -19,7 +19,7 @@ import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
 import { assertNotBreached, type BreachCheck } from '../credentials/breach-check.js';
 import { assertNotContextPassword, contextWordsFor } from '../credentials/common-passwords.js';
-import { isSecondFactorRequired } from '../mfa/flow.js';
+import { isSecondFactorRequired } from '../credentials/second-factor.js';
 import type { PasswordHasher } from '../credentials/hasher.js';
 
 export interface PasswordFlowDeps {

@@ -6,7 +6,7 @@ import type { AppEnv } from '../http/env.js';
 import { readJsonBody } from '../http/json-body.js';
 import { readDeviceCookie, setDeviceCookie, type DeviceCookieSettings } from '../limits/device-cookie.js';
 import { issueChallenge, setChallengeCookie, type ChallengeCookieSettings } from '../mfa/challenge.js';
-import { SECOND_FACTOR_METHODS } from '../mfa/flow.js';
+import { SECOND_FACTOR_METHODS } from '../credentials/second-factor.js';
 import type { RandomReader } from '../random.js';
 import { setSessionCookie, type SessionCookieSettings } from '../session/cookie.js';
 import { loginWithPassword, registerWithPassword, type PasswordFlowDeps } from './flow.js';
