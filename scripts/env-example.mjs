@@ -1,5 +1,5 @@
-// Writes .env.example from CONFIG_VARIABLES in src/config.ts, through the build (`npm run
-// env-example` builds first). test/env-file.test.ts fails when the committed file differs, so a
+// Writes .env.example from CONFIG_VARIABLES in src/config.ts (composed from each capability's
+// settings.ts), through the build (`npm run env-example` builds first). test/env-file.test.ts fails when the committed file differs, so a
 // new variable cannot be forgotten there.
 import fs from 'node:fs';
 import path from 'node:path';

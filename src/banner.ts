@@ -6,7 +6,8 @@
  * variable is read here, and the database and SMTP addresses lose their user, password and query.
  */
 import path from 'node:path';
-import { GITHUB_SIGN_IN_VARIABLES, type Config } from './config.js';
+import type { Config } from './config.js';
+import { GITHUB_SIGN_IN_VARIABLES } from './oauth/settings.js';
 import { passkeyAddressProblem } from './passkeys/relying-party.js';
 
 export interface BannerLine {

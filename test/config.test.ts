@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { ConfigError, loadConfig, parseDurationSeconds, parseRateLimitRule } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { parseDurationSeconds, parseRateLimitRule } from '../src/settings.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {

@@ -19,7 +19,7 @@ import {
   type TableMetadata,
 } from 'kysely';
 import type pg from 'pg';
-import type { DatabaseTarget } from '../config.js';
+import type { DatabaseTarget } from './settings.js';
 import { requireOptional } from '../lazy-require.js';
 import { createPrivateFile, makePrivateDirectory } from '../private-files.js';
 import { migrations } from './migrations/index.js';

@@ -10,7 +10,7 @@
  *   which is only the public address and says nothing about verification.
  */
 import { z } from 'zod';
-import type { GitHubProviderConfig } from '../../config.js';
+import type { GitHubProviderConfig } from '../settings.js';
 import { requestJSON, type ProviderHTTPOptions } from '../http.js';
 import { PKCE_METHOD } from '../pkce.js';
 import { ProviderRequestError, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from '../provider.js';

@@ -22,7 +22,7 @@
  */
 import type * as OpenIdClient from 'openid-client';
 import { systemClock } from '../../clock.js';
-import type { OidcProviderConfig } from '../../config.js';
+import type { OidcProviderConfig } from '../settings.js';
 import { oneLine } from '../../plain-text.js';
 import { createBoundedFetch, type ProviderHTTPOptions } from '../http.js';
 import { PKCE_METHOD } from '../pkce.js';
@@ -61,24 +61,13 @@ function loaded(): typeof OpenIdClient {
   return client;
 }
 
+/** The token endpoint's answer, with its helpers (`claims()`). */
+type OidcAnswer = Awaited<ReturnType<typeof OpenIdClient.authorizationCodeGrant>>;
+
 export function createOidcProvider({ id, displayName, config, http }: OidcProviderOptions): OAuthProvider {
   const issuer = new URL(config.issuer);
   const boundedFetch = createBoundedFetch(http);
-  // loadConfig refuses a plain-http issuer in production; outside it, a local issuer may be http.
-  const allowHttp = issuer.protocol === 'http:';
-
-  const discovery = createDiscoveryCache(async () => {
-    try {
-      const client = await loadClient();
-      return await client.discovery(issuer, config.clientId, { client_secret: config.clientSecret }, clientSecretAuth(client, config.clientSecret), {
-        [client.customFetch]: (url, init) => boundedFetch(url, init as RequestInit),
-        timeout: http.timeoutMs / 1000,
-        execute: allowHttp ? [client.enableNonRepudiationChecks, client.allowInsecureRequests] : [client.enableNonRepudiationChecks],
-      });
-    } catch (error) {
-      throw asProviderError(error, `${displayName}'s discovery document could not be used`);
-    }
-  }, DISCOVERY_MAX_AGE_MS);
+  const discovery = createDiscoveryCache(() => discover({ issuer, displayName, config, boundedFetch, timeoutMs: http.timeoutMs }), DISCOVERY_MAX_AGE_MS);
 
   return {
     id,
@@ -109,7 +98,7 @@ export function createOidcProvider({ id, displayName, config, http }: OidcProvid
       callback.searchParams.set('code', code);
       callback.searchParams.set('state', state);
       if (issuerParameter !== undefined) callback.searchParams.set('iss', issuerParameter);
-      let answer: Awaited<ReturnType<typeof OpenIdClient.authorizationCodeGrant>>;
+      let answer: OidcAnswer;
       try {
         answer = await loaded().authorizationCodeGrant(configuration, callback, {
           pkceCodeVerifier: codeVerifier,
@@ -121,27 +110,8 @@ export function createOidcProvider({ id, displayName, config, http }: OidcProvid
         throw asProviderError(error, `${displayName} refused the code, or its answer failed verification`);
       }
       const claims = answer.claims();
-      if (claims === undefined) throw idTokenError('missing', `${displayName} sent no ID token`);
-      // OpenID Connect Core §3.1.3.7 (5): when `azp` is present it must be us. openid-client
-      // checks it only when `aud` lists several audiences.
-      if (claims.azp !== undefined && claims.azp !== config.clientId) {
-        throw idTokenError('authorized_party', `${displayName}'s ID token was issued to another client`);
-      }
-      if (claims.iat > Math.floor(systemClock.now().getTime() / 1000) + CLOCK_TOLERANCE_SECONDS) {
-        throw idTokenError('issued_in_future', `${displayName}'s ID token was issued in the future`);
-      }
-      if (claims.sub.length === 0 || claims.sub.length > MAX_IDENTIFIER_CHARS) {
-        throw idTokenError('subject', `${displayName}'s ID token has no usable subject`);
-      }
-      const expiresIn = answer.expires_in;
-      return {
-        accessToken: answer.access_token,
-        refreshToken: answer.refresh_token ?? null,
-        accessTokenExpiresInSeconds: typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? Math.floor(expiresIn) : null,
-        // RFC 6749 §5.1: without `scope`, the provider granted what was asked.
-        grantedScopes: (answer.scope ?? config.scopes.join(' ')).split(' ').filter((scope) => scope !== ''),
-        idTokenClaims: claims,
-      };
+      checkIdTokenClaims(claims, displayName, config.clientId);
+      return toProviderTokens(answer, claims, config.scopes);
     },
 
     async fetchProfile(tokens, now): Promise<ProviderProfile> {
@@ -163,22 +133,84 @@ export function createOidcProvider({ id, displayName, config, http }: OidcProvid
           if (typeof userinfo.email === 'string') emailSource = userinfo;
         }
       }
-      // The email and its verification come from the same answer: a verified flag from one
-      // source never vouches for an address from another.
-      const email = typeof emailSource.email === 'string' ? emailSource.email.trim().toLowerCase() : '';
-      const login = [userinfo.preferred_username, claims.preferred_username, email, userinfo.name, claims.name, claims.sub].find(
-        (value): value is string => typeof value === 'string' && oneLine(value, MAX_IDENTIFIER_CHARS) !== '',
-      );
-      return {
-        providerUserId: claims.sub,
-        // For audit rows and the account list: one printable line.
-        login: oneLine(login ?? claims.sub, MAX_IDENTIFIER_CHARS),
-        email: email === '' ? null : email,
-        // Only the boolean true verifies (not "true", not a missing claim): Microsoft, for one,
-        // sends no email_verified, so its users are never linked by email.
-        emailVerified: email !== '' && emailSource.email_verified === true,
-      };
+      return readProfile(claims, claims.sub, userinfo, emailSource);
     },
+  };
+}
+
+interface DiscoveryTarget {
+  issuer: URL;
+  displayName: string;
+  config: Readonly<OidcProviderConfig>;
+  boundedFetch: ReturnType<typeof createBoundedFetch>;
+  timeoutMs: number;
+}
+
+/** The issuer's discovery document, fetched through our bounded fetch; see the module comment for the checks it turns on. */
+async function discover({ issuer, displayName, config, boundedFetch, timeoutMs }: DiscoveryTarget): Promise<OpenIdClient.Configuration> {
+  // loadConfig refuses a plain-http issuer in production; outside it, a local issuer may be http.
+  const allowHttp = issuer.protocol === 'http:';
+  try {
+    const client = await loadClient();
+    return await client.discovery(issuer, config.clientId, { client_secret: config.clientSecret }, clientSecretAuth(client, config.clientSecret), {
+      [client.customFetch]: (url, init) => boundedFetch(url, init as RequestInit),
+      timeout: timeoutMs / 1000,
+      execute: allowHttp ? [client.enableNonRepudiationChecks, client.allowInsecureRequests] : [client.enableNonRepudiationChecks],
+    });
+  } catch (error) {
+    throw asProviderError(error, `${displayName}'s discovery document could not be used`);
+  }
+}
+
+/** The checks openid-client leaves to its caller (module comment), and a subject that fits our columns. */
+function checkIdTokenClaims(claims: OpenIdClient.IDToken | undefined, displayName: string, clientId: string): asserts claims is OpenIdClient.IDToken {
+  if (claims === undefined) throw idTokenError('missing', `${displayName} sent no ID token`);
+  // OpenID Connect Core §3.1.3.7 (5): when `azp` is present it must be us. openid-client
+  // checks it only when `aud` lists several audiences.
+  if (claims.azp !== undefined && claims.azp !== clientId) {
+    throw idTokenError('authorized_party', `${displayName}'s ID token was issued to another client`);
+  }
+  if (claims.iat > Math.floor(systemClock.now().getTime() / 1000) + CLOCK_TOLERANCE_SECONDS) {
+    throw idTokenError('issued_in_future', `${displayName}'s ID token was issued in the future`);
+  }
+  if (claims.sub.length === 0 || claims.sub.length > MAX_IDENTIFIER_CHARS) {
+    throw idTokenError('subject', `${displayName}'s ID token has no usable subject`);
+  }
+}
+
+function toProviderTokens(answer: OidcAnswer, claims: OpenIdClient.IDToken, scopes: readonly string[]): ProviderTokens {
+  const expiresIn = answer.expires_in;
+  return {
+    accessToken: answer.access_token,
+    refreshToken: answer.refresh_token ?? null,
+    accessTokenExpiresInSeconds: typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? Math.floor(expiresIn) : null,
+    // RFC 6749 §5.1: without `scope`, the provider granted what was asked.
+    grantedScopes: (answer.scope ?? scopes.join(' ')).split(' ').filter((scope) => scope !== ''),
+    idTokenClaims: claims,
+  };
+}
+
+/** The profile from the ID token's claims and the userinfo answer; `emailSource` is whichever of them gave the email. */
+function readProfile(
+  claims: Readonly<Record<string, unknown>>,
+  subject: string,
+  userinfo: Readonly<Record<string, unknown>>,
+  emailSource: Readonly<Record<string, unknown>>,
+): ProviderProfile {
+  // The email and its verification come from the same answer: a verified flag from one
+  // source never vouches for an address from another.
+  const email = typeof emailSource.email === 'string' ? emailSource.email.trim().toLowerCase() : '';
+  const login = [userinfo.preferred_username, claims.preferred_username, email, userinfo.name, claims.name, subject].find(
+    (value): value is string => typeof value === 'string' && oneLine(value, MAX_IDENTIFIER_CHARS) !== '',
+  );
+  return {
+    providerUserId: subject,
+    // For audit rows and the account list: one printable line.
+    login: oneLine(login ?? subject, MAX_IDENTIFIER_CHARS),
+    email: email === '' ? null : email,
+    // Only the boolean true verifies (not "true", not a missing claim): Microsoft, for one,
+    // sends no email_verified, so its users are never linked by email.
+    emailVerified: email !== '' && emailSource.email_verified === true,
   };
 }
 
