@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { getRequestListener, RequestError, type HttpBindings, type Http2Bindings } from '@hono/node-server';
-import { systemClock } from './clock.js';
+import { systemClock, type Clock } from './clock.js';
 import { withBoundPort, type Config } from './config.js';
 import type { ErrorCode } from './errors.js';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
@@ -68,10 +68,66 @@ export async function startServer(
 ): Promise<RunningServer> {
   const { logger } = options;
   const limits: ConnectionLimits = { ...CONNECTION_LIMITS, ...options.connectionLimits };
-  let draining = false;
   const shutdownHeaders = Object.fromEntries(
     securityHeaders({ contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'", httpsBaseUrl: config.httpsBaseUrl }),
   );
+  const gate = createRequestGate(shutdownHeaders);
+  const listener = getRequestListener(gate.handle, {
+    // An HTTP/1.0 request may come without Host: its URL is then built on the listening address.
+    hostname: config.host,
+    errorHandler: (error) => answerAdapterError(error, shutdownHeaders, logger),
+  });
+  const server = createNodeServer(limits, listener, shutdownHeaders, logger);
+
+  const port = await listen(server, config);
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  let gatehouse: Gatehouse;
+  try {
+    gatehouse = await createGatehouse(withBoundPort(config, port), options);
+  } catch (error) {
+    // Requests that came meanwhile get the 503 of a closing server, and nothing new gets in.
+    gate.open(null);
+    server.close();
+    server.closeIdleConnections();
+    throw error;
+  }
+  gate.open(gatehouse);
+  const background = startBackgroundWork(gatehouse, options.clock ?? systemClock, logger);
+
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> => {
+    stopping ??= new Promise<void>((resolve) => {
+      gate.drain();
+      background.stop();
+      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+      force.unref();
+      server.close(() => {
+        clearTimeout(force);
+        // A sweep still running finishes (or fails) before the database closes under it.
+        Promise.resolve(background.sweepUnderWay())
+          .then(() => gatehouse.close())
+          .catch((error: unknown) => logger.error({ err: error }, 'error while closing the database'))
+          .finally(resolve);
+      });
+      server.closeIdleConnections();
+    });
+    return stopping;
+  };
+
+  return { gatehouse, url, stop };
+}
+
+/** Where requests go while the server starts (they wait), runs, and drains (503). */
+interface RequestGate {
+  handle: (request: Request, env: HttpBindings | Http2Bindings) => Response | Promise<Response>;
+  /** The start finished: requests go to `gatehouse`; null when it failed, and they get the 503. */
+  open(gatehouse: Gatehouse | null): void;
+  /** The shutdown began: new requests get the 503, and answers in flight close their connection. */
+  drain(): void;
+}
+
+function createRequestGate(shutdownHeaders: Readonly<Record<string, string>>): RequestGate {
+  let draining = false;
   let ready: Gatehouse | null = null;
   let started!: (gatehouse: Gatehouse | null) => void;
   const starting = new Promise<Gatehouse | null>((resolve) => (started = resolve));
@@ -86,19 +142,29 @@ export async function startServer(
       return response;
     });
   };
-
-  const listener = getRequestListener(
-    (request: Request, env: HttpBindings | Http2Bindings) => {
+  return {
+    handle: (request, env) => {
       if (draining) return shuttingDownAnswer(shutdownHeaders);
       if (ready !== null) return answer(ready, request, env);
       return starting.then((gatehouse) => (gatehouse === null || draining ? shuttingDownAnswer(shutdownHeaders) : answer(gatehouse, request, env)));
     },
-    {
-      // An HTTP/1.0 request may come without Host: its URL is then built on the listening address.
-      hostname: config.host,
-      errorHandler: (error) => answerAdapterError(error, shutdownHeaders, logger),
+    open(gatehouse) {
+      ready = gatehouse;
+      started(gatehouse);
     },
-  );
+    drain() {
+      draining = true;
+    },
+  };
+}
+
+/** Node's HTTP server under `limits`; an HTTP/1.1 request without Host is refused before the adapter. */
+function createNodeServer(
+  limits: ConnectionLimits,
+  listener: ReturnType<typeof getRequestListener>,
+  shutdownHeaders: Readonly<Record<string, string>>,
+  logger: Logger,
+): Server {
   const server: Server = createServer(
     {
       headersTimeout: limits.headersTimeoutMs,
@@ -119,34 +185,35 @@ export async function startServer(
     },
   );
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerUnreadableRequest(error, socket, shutdownHeaders));
+  return server;
+}
 
+/** Listens on the configured host and port; resolves with the port bound (the system's pick for PORT=0). */
+async function listen(server: Server, config: Readonly<Pick<Config, 'host' | 'port'>>): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
     server.listen(config.port, config.host);
   });
   const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  let gatehouse: Gatehouse;
-  try {
-    gatehouse = await createGatehouse(withBoundPort(config, port), options);
-  } catch (error) {
-    // Requests that came meanwhile get the 503 of a closing server, and nothing new gets in.
-    started(null);
-    server.close();
-    server.closeIdleConnections();
-    throw error;
-  }
-  ready = gatehouse;
-  started(gatehouse);
+  return typeof address === 'object' && address ? address.port : config.port;
+}
 
+interface BackgroundWork {
+  /** Clears both timers; a sweep under way goes on. */
+  stop(): void;
+  /** The sweep running now, if any. */
+  sweepUnderWay(): Promise<void> | null;
+}
+
+/** The sweep of expired rows (now, then every SWEEP_INTERVAL_MS) and the rounds of email delivery. */
+function startBackgroundWork(gatehouse: Gatehouse, clock: Clock, logger: Logger): BackgroundWork {
   // A failed sweep is logged and tried again at the next tick; it never stops the server.
   let sweeping: Promise<void> | null = null;
   const runSweep = (): void => {
     if (sweeping !== null) return;
     sweeping = gatehouse
-      .sweep((options.clock ?? systemClock).now())
+      .sweep(clock.now())
       .then(
         (report) => logger.debug({ deleted: report }, 'swept expired rows'),
         (error: unknown) => logger.warn({ err: error }, 'could not sweep expired rows'),
@@ -162,29 +229,13 @@ export async function startServer(
     gatehouse.deliverQueuedEmails().catch((error: unknown) => logger.warn({ err: error }, 'could not deliver queued emails'));
   }, EMAIL_DELIVERY_INTERVAL_MS);
   emails.unref();
-
-  let stopping: Promise<void> | null = null;
-  const stop = (): Promise<void> => {
-    stopping ??= new Promise<void>((resolve) => {
-      draining = true;
+  return {
+    stop() {
       clearInterval(sweep);
       clearInterval(emails);
-      const force = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-      force.unref();
-      server.close(() => {
-        clearTimeout(force);
-        // A sweep still running finishes (or fails) before the database closes under it.
-        Promise.resolve(sweeping)
-          .then(() => gatehouse.close())
-          .catch((error: unknown) => logger.error({ err: error }, 'error while closing the database'))
-          .finally(resolve);
-      });
-      server.closeIdleConnections();
-    });
-    return stopping;
+    },
+    sweepUnderWay: () => sweeping,
   };
-
-  return { gatehouse, url, stop };
 }
 
 /**
