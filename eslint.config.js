@@ -80,7 +80,7 @@ export default tseslint.config(
   },
   {
     // Off until issue 33's refactor of these lands: each still has a function over 80 lines.
-    files: ['src/config.ts', 'src/web/account-pages.ts'],
+    files: ['src/config.ts'],
     rules: { 'max-lines-per-function': 'off' },
   },
 );

@@ -41,13 +41,40 @@ export function renderAccountPage(ctx: PageContext, options: { user: PublicUser;
     page: 'account',
     devMode: ctx.devMode,
     scripts: ['/assets/account.js', '/assets/webauthn.js', '/assets/passkeys.js'],
-    body: html`<section class="section" aria-labelledby="sessions-title">
+    body: html`${sessionsSection()}
+
+${passwordSection(hasPassword)}
+
+${emailSection(ctx, user, hasPassword)}
+
+${linkedSignInsSection(hasPassword)}
+
+${passkeysSection(hasPassword)}
+
+${twoFactorSection(hasPassword)}
+
+${deleteSection(hasPassword)}
+
+<nav class="links" aria-label="Other actions"><p><a href="/dashboard">Back to your account</a></p></nav>`,
+  });
+}
+
+/*
+ * The page's sections, in its order. Where the account has a password, each change asks for it
+ * again (the server re-authenticates); an account without one has no field to fill.
+ */
+
+function sessionsSection(): SafeHtml {
+  return html`<section class="section" aria-labelledby="sessions-title">
 <h2 id="sessions-title">Where you are signed in</h2>
 <ul id="session-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
 <button type="button" id="revoke-others" class="secondary">Sign out everywhere else</button>
-</section>
+</section>`;
+}
 
-<section class="section" aria-labelledby="password-title">
+/** A change form when the account has a password; otherwise how to set one. */
+function passwordSection(hasPassword: boolean): SafeHtml {
+  return html`<section class="section" aria-labelledby="password-title">
 <h2 id="password-title">Password</h2>
 ${
   hasPassword
@@ -58,9 +85,11 @@ ${newPasswordWithRules()}
 </form>`
     : html`<p>Your account has no password: you sign in with a linked provider. To set one, use <a href="/forgot-password">Forgot your password?</a> with your email address.</p>`
 }
-</section>
+</section>`;
+}
 
-<section class="section" aria-labelledby="email-title">
+function emailSection(ctx: PageContext, user: PublicUser, hasPassword: boolean): SafeHtml {
+  return html`<section class="section" aria-labelledby="email-title">
 <h2 id="email-title">Email address</h2>
 <p>Now: <strong id="current-email">${user.email ?? 'none'}</strong></p>
 <form id="email-form" method="post" action="/account" novalidate data-account-api="/api/auth/email/change">
@@ -72,15 +101,20 @@ ${hasPassword ? currentPasswordField('email-current') : null}
 <button type="submit" class="primary" data-busy-text="Sending…">Send a link to the new address</button>
 </form>
 ${ctx.devMode ? html`<div id="dev-link" class="dev-link" hidden><p><strong>Development mode:</strong> <a id="dev-link-anchor" href="#"></a></p></div>` : null}
-</section>
+</section>`;
+}
 
-<section class="section" aria-labelledby="linked-title">
+function linkedSignInsSection(hasPassword: boolean): SafeHtml {
+  return html`<section class="section" aria-labelledby="linked-title">
 <h2 id="linked-title">Linked sign-ins</h2>
 <ul id="linked-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
 ${hasPassword ? listPasswordField('linked-current', 'to unlink a sign-in') : null}
-</section>
+</section>`;
+}
 
-<section class="section" aria-labelledby="passkeys-title">
+/** The list, and the add form account.js shows when the browser can create passkeys. */
+function passkeysSection(hasPassword: boolean): SafeHtml {
+  return html`<section class="section" aria-labelledby="passkeys-title">
 <h2 id="passkeys-title">Passkeys</h2>
 <p>Sign in with your fingerprint, face, screen lock or security key instead of a password.</p>
 <ul id="passkey-list" class="item-list" aria-live="polite"><li>Loading…</li></ul>
@@ -94,9 +128,12 @@ ${hasPassword ? listPasswordField('passkey-manage-current', 'to rename or remove
 ${hasPassword ? currentPasswordField('passkey-current') : null}
 <button type="submit" class="primary" data-busy-text="Waiting for your passkey…">Add a passkey</button>
 </form>
-</section>
+</section>`;
+}
 
-<section class="section" aria-labelledby="mfa-title">
+/** Every step's form is hidden: account.js shows the ones that fit the account's state (off, being set up, on). */
+function twoFactorSection(hasPassword: boolean): SafeHtml {
+  return html`<section class="section" aria-labelledby="mfa-title">
 <h2 id="mfa-title">Two-factor sign-in</h2>
 <p id="mfa-status">Loading…</p>
 <form id="mfa-setup-form" method="post" action="/account" novalidate data-account-api="/api/auth/2fa/totp/setup" hidden>
@@ -126,9 +163,11 @@ ${hasPassword ? currentPasswordField('mfa-regenerate-current') : null}
 ${hasPassword ? currentPasswordField('mfa-disable-current') : null}
 <button type="submit" class="secondary" data-busy-text="Turning off…">Turn off two-factor sign-in</button>
 </form>
-</section>
+</section>`;
+}
 
-<section class="section" aria-labelledby="delete-title">
+function deleteSection(hasPassword: boolean): SafeHtml {
+  return html`<section class="section" aria-labelledby="delete-title">
 <h2 id="delete-title">Delete your account</h2>
 <p>This deletes your account, your sessions and your linked sign-ins at once. It cannot be undone.</p>
 <form id="delete-form" method="post" action="/account" novalidate data-account-api="/api/auth/account/delete" data-confirm-word="${DELETE_CONFIRMATION}">
@@ -139,10 +178,7 @@ ${hasPassword ? currentPasswordField('mfa-disable-current') : null}
 ${hasPassword ? currentPasswordField('delete-current') : null}
 <button type="submit" class="danger" data-busy-text="Deleting…">Delete my account</button>
 </form>
-</section>
-
-<nav class="links" aria-label="Other actions"><p><a href="/dashboard">Back to your account</a></p></nav>`,
-  });
+</section>`;
 }
 
 export function renderConfirmEmailChangePage(ctx: PageContext, options: { token: string | null }): string {
