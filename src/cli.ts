@@ -17,7 +17,7 @@ import { createSmtpMailer } from './outbox/smtp-mailer.js';
 import { formatOutboxTable, runMailWorker } from './outbox/worker.js';
 import { withPersistedDevEncryptionKey, withPersistedDevSecret } from './dev-secret.js';
 import { describeEnvFile, readEnvFile, type EnvFileOutcome } from './env-file.js';
-import { START_DETAILS_KEY, chooseLogFormat, createCliLogger, createLogger, type Logger } from './logger.js';
+import { START_DETAILS_KEY, chooseLogFormat, createCliLogger, type Logger } from './logger.js';
 import { filesOpenToOthers, octalMode, shellQuote, sqliteFiles } from './private-files.js';
 import { startServer } from './server.js';
 
