@@ -117,7 +117,11 @@ function assemble(
  * Bounded growth: the shared parts' expired rows (audit rows past AUDIT_RETENTION_DAYS, expired
  * records of spent one-time sign-ins), then each capability's, in the list's order.
  */
-async function sweepExpired(parts: Pick<SharedParts, 'stores' | 'consumedSignIns' | 'config'>, built: readonly BuiltCapability[], now: Date): Promise<SweepReport> {
+async function sweepExpired(
+  parts: Pick<SharedParts, 'stores' | 'consumedSignIns' | 'config'>,
+  built: readonly BuiltCapability[],
+  now: Date,
+): Promise<SweepReport> {
   const auditCutoff = new Date(now.getTime() - parts.config.auditRetentionDays * DAY_MS);
   const report: Record<string, number> = {
     auditEvents: await parts.stores.audit.deleteEventsBefore(auditCutoff),

@@ -9,7 +9,19 @@ export const account = defineCapability({
   build: (
     parts: Pick<
       SharedParts,
-      'config' | 'stores' | 'hasher' | 'breachCheck' | 'loginLock' | 'limits' | 'random' | 'notices' | 'background' | 'emailQueued' | 'session' | 'cookie' | 'devMode'
+      | 'config'
+      | 'stores'
+      | 'hasher'
+      | 'breachCheck'
+      | 'loginLock'
+      | 'limits'
+      | 'random'
+      | 'notices'
+      | 'background'
+      | 'emailQueued'
+      | 'session'
+      | 'cookie'
+      | 'devMode'
     >,
   ) => ({
     routes: [

@@ -30,7 +30,19 @@ export const emailSignIn = defineCapability({
   build: (
     parts: Pick<
       SharedParts,
-      'config' | 'jwtSecret' | 'stores' | 'random' | 'limits' | 'loginLock' | 'session' | 'notices' | 'background' | 'emailQueued' | 'cookie' | 'devMode' | 'secondFactor'
+      | 'config'
+      | 'jwtSecret'
+      | 'stores'
+      | 'random'
+      | 'limits'
+      | 'loginLock'
+      | 'session'
+      | 'notices'
+      | 'background'
+      | 'emailQueued'
+      | 'cookie'
+      | 'devMode'
+      | 'secondFactor'
     >,
   ) => ({
     routes: [

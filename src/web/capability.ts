@@ -13,18 +13,7 @@ export const pages = defineCapability({
   build: (
     parts: Pick<
       SharedParts,
-      | 'config'
-      | 'jwtSecret'
-      | 'session'
-      | 'cookie'
-      | 'stores'
-      | 'random'
-      | 'limits'
-      | 'loginLock'
-      | 'notices'
-      | 'background'
-      | 'emailQueued'
-      | 'adminStore'
+      'config' | 'jwtSecret' | 'session' | 'cookie' | 'stores' | 'random' | 'limits' | 'loginLock' | 'notices' | 'background' | 'emailQueued' | 'adminStore'
     >,
   ) => {
     // The verification and sign-in pages read their link (without spending it) to name the account.
