@@ -121,7 +121,8 @@ export interface VerificationLinkDescription {
 /**
  * Reads a live link without spending it, for the page: its owner sees when and from where the
  * account was created, and can tell a registration of theirs from someone else's. Null for
- * anything but a live token of an unverified account.
+ * anything but a live token (spending one verifies the address, and a verified address gets no
+ * new one, so a live token belongs to an unverified account).
  */
 export async function describeVerificationLink(
   deps: Pick<VerificationDeps, 'stores' | 'registrationOf'>,
