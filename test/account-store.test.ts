@@ -86,6 +86,18 @@ describeEachDialect('account store contract', (dialect) => {
     });
   });
 
+  test("deleteUserAccounts unlinks every provider of that user, and no one else's; returns how many", async () => {
+    const [a, b] = [await newUser(), await newUser()];
+    await stores.accounts.createAccount(account(a, '11'));
+    await stores.accounts.createAccount({ ...account(a, '12'), provider: 'gitlab' });
+    const kept = account(b, '13');
+    await stores.accounts.createAccount(kept);
+    expect(await stores.accounts.deleteUserAccounts(a)).toBe(2);
+    expect(await stores.accounts.listUserAccounts(a)).toEqual([]);
+    expect(await stores.accounts.listUserAccounts(b)).toEqual([kept]);
+    expect(await stores.accounts.deleteUserAccounts(a)).toBe(0);
+  });
+
   test('deleting a user deletes its links (foreign key cascade)', async () => {
     const userId = await newUser();
     await stores.accounts.createAccount(account(userId, '9'));

@@ -5,7 +5,8 @@
  *   code step succeeds; a wrong code or an expired challenge links nothing;
  * - the link is a sign-in by a proof of the mailbox: a password chosen before the address was
  *   proved (and not confirmed since from a browser signed in to the account) is removed with
- *   everything set up through it, and the owner is told; a password confirmed that way stays.
+ *   everything set up through it, and the owner is told; a password confirmed that way stays;
+ *   an account moved onto the address by a link confirmed outside it loses its provider links.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, expect, test } from 'vitest';
@@ -247,6 +248,37 @@ describeEachDialect('Provider sign-in into an existing account', (dialect: Diale
     expect(await actions('unverified_account_secured_for_provider_link')).toEqual([]);
     expect(await actions('provider_linked_to_existing_account')).toHaveLength(1);
     expect(await delivered(email, 'was secured')).toEqual([]);
+  });
+
+  test('an account moved onto the owner’s address by a link confirmed outside it: the owner’s provider sign-in unlinks the mover’s provider account', async () => {
+    const mover = 'mover@example.net';
+    const email = 'd@example.com';
+    const registered = await t.request('POST', '/api/auth/register', { json: { email: mover, password: SQUATTER_PASSWORD } });
+    await verifyEmail(mover, cookieFrom(registered, SESSION));
+    gitHubUser('mover', mover);
+    const linked = cookieFrom(await signIn('mover'), SESSION)!;
+    const userId = (await t.gatehouse.stores.users.findUserByEmail(mover))!.id;
+    expect(await t.gatehouse.stores.accounts.listUserAccounts(userId)).toHaveLength(1);
+    const move = await t.request('POST', '/api/auth/email/change', { cookie: linked, json: { newEmail: email, currentPassword: SQUATTER_PASSWORD } });
+    expect(move.status).toBe(200);
+    await t.gatehouse.deliverQueuedEmails();
+    const mailed = t.sentEmails.findLast((sent) => sent.to === email && /confirm-email-change\?token=/.test(sent.text))!;
+    const token = decodeURIComponent(/confirm-email-change\?token=([^\s]+)/.exec(mailed.text)![1]!);
+    // The owner of d@example.com follows the link from a client that is not signed in.
+    expect((await t.request('POST', '/api/auth/email/change/confirm', { json: { token } })).status).toBe(200);
+
+    gitHubUser('d-owner', email);
+    const owner = await signIn('d-owner');
+    const session = await (await t.request('GET', '/api/auth/session', { cookie: cookieFrom(owner, SESSION)! })).json();
+    expect(session.user.id).toBe(userId);
+    expect((await t.gatehouse.stores.accounts.listUserAccounts(userId)).map((account) => account.providerLogin)).toEqual(['d-owner']);
+    const [secured] = await actions('unverified_account_secured_for_provider_link');
+    expect(secured).toMatchObject({ userId, metadata: { passwordUnproven: true, passwordRemoved: true, accountsUnlinked: 1 } });
+    expect((await login(email, SQUATTER_PASSWORD)).status).toBe(401);
+    // The mover's GitHub account no longer leads into the owner's account (it makes an account of its own).
+    const again = await signIn('mover');
+    const theirs = await (await t.request('GET', '/api/auth/session', { cookie: cookieFrom(again, SESSION)! })).json();
+    expect(theirs.user.id).not.toBe(userId);
   });
 
   test('an existing link is no new proof of the mailbox: signing in through it changes nothing', async () => {

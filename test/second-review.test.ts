@@ -207,6 +207,67 @@ describeEachDialect('second security review: sign-in paths', (dialect) => {
     expect((await sessionOf(other)).status).toBe(401);
   });
 
+  test("an account moved onto the victim's address by a link confirmed outside it: the victim's reset removes the mover's passkey and second factor", async () => {
+    // The squatter's own address, verified from their signed-in browser: their password is proven there.
+    const registered = await t.request('POST', '/api/auth/register', { json: { email: 'squatter@example.net', password: SQUATTER_PASSWORD }, ip: SQUATTER_IP });
+    const squatterCookie = cookieFrom(registered, SESSION)!;
+    const verified = await t.request('POST', '/api/auth/verify-email', {
+      cookie: squatterCookie,
+      json: { token: await linkTo('squatter@example.net', '/verify-email') },
+    });
+    expect(verified.status).toBe(200);
+    const userId = (await t.gatehouse.stores.users.findUserByEmail('squatter@example.net'))!.id;
+    const squatterKey = new SoftwareAuthenticator(ORIGIN);
+    expect((await addPasskey(squatterCookie, squatterKey, SQUATTER_PASSWORD)).status).toBe(200);
+    await enableTotp(squatterCookie, SQUATTER_PASSWORD);
+    const move = await t.request('POST', '/api/auth/email/change', { cookie: squatterCookie, json: { newEmail: VICTIM, currentPassword: SQUATTER_PASSWORD } });
+    expect(move.status).toBe(200);
+
+    // The victim follows "Confirm your new email address" from a client that is not signed in.
+    const confirmed = await t.request('POST', '/api/auth/email/change/confirm', { json: { token: await linkTo(VICTIM, '/confirm-email-change') } });
+    expect(confirmed.status).toBe(200);
+    expect(await t.gatehouse.stores.users.findUserById(userId)).toMatchObject({ email: VICTIM, emailVerified: true, passwordUnproven: true });
+    expect((await sessionOf(squatterCookie)).status).toBe(401);
+
+    expect((await t.request('POST', '/api/auth/password-reset/request', { json: { email: VICTIM } })).status).toBe(200);
+    const reset = await t.request('POST', '/api/auth/password-reset/confirm', {
+      json: { token: await linkTo(VICTIM, '/reset-password'), password: STRONG_PASSWORD },
+    });
+    expect(reset.status).toBe(200);
+
+    expect((await passkeySignIn(squatterKey)).status).toBe(401);
+    expect(await t.gatehouse.stores.passkeys.countUserPasskeys(userId)).toBe(0);
+    // No code step: the squatter's authenticator app no longer stands between the victim and the account.
+    expect(await (await login(VICTIM, STRONG_PASSWORD)).json()).toEqual({ ok: true });
+    expect((await login(VICTIM, SQUATTER_PASSWORD)).status).toBe(401);
+    const [secured] = (await t.gatehouse.stores.audit.listRecentEvents(100)).filter(
+      (event) => event.metadata.action === 'unverified_account_secured_for_password_reset',
+    );
+    expect(secured).toMatchObject({ userId, metadata: { passwordUnproven: true, passwordRemoved: true, accountsUnlinked: 0 } });
+  });
+
+  test('the owner moving their own account from its signed-in browser loses nothing: passkey, password and session stay', async () => {
+    const { cookie, userId } = await owner();
+    const key = new SoftwareAuthenticator(ORIGIN);
+    expect((await addPasskey(cookie, key, STRONG_PASSWORD)).status).toBe(200);
+    const move = await t.request('POST', '/api/auth/email/change', { cookie, json: { newEmail: 'ana@example.org', currentPassword: STRONG_PASSWORD } });
+    expect(move.status).toBe(200);
+    const confirmed = await t.request('POST', '/api/auth/email/change/confirm', {
+      cookie,
+      json: { token: await linkTo('ana@example.org', '/confirm-email-change') },
+    });
+    expect(confirmed.status).toBe(200);
+    expect(await t.gatehouse.stores.users.findUserById(userId)).toMatchObject({ email: 'ana@example.org', passwordUnproven: false });
+
+    // A sign-in by a proof of the new mailbox is no reason to remove anything.
+    const signedIn = await emailSignInByLink('ana@example.org');
+    expect(signedIn.status).toBe(200);
+    expect((await sessionOf(cookie)).status).toBe(200);
+    expect(await (await passkeySignIn(key)).json()).toEqual({ ok: true });
+    expect(await (await login('ana@example.org', STRONG_PASSWORD)).json()).toEqual({ ok: true });
+    expect(await t.gatehouse.stores.passkeys.countUserPasskeys(userId)).toBe(1);
+  });
+
   // --- 3. User verification ----------------------------------------------------------------------
 
   test('a passkey without user verification owes the code step of a 2FA account; with it, the session says so', async () => {

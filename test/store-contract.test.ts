@@ -48,6 +48,13 @@ describeEachDialect('store contract', (dialect) => {
     expect(await stores.users.findUserById(user.id)).toMatchObject({ emailVerified: true, passwordUnproven: true });
     await stores.users.markEmailVerified(user.id, { passwordProven: true });
     expect(await stores.users.findUserById(user.id)).toMatchObject({ emailVerified: true, passwordUnproven: false });
+    // Moved to an address by a link confirmed outside the account: its credentials predate that proof.
+    // Removing the password alone proves nothing else; the next verification clears the mark.
+    await stores.users.markCredentialsUnproven(user.id);
+    await stores.users.removePassword(user.id);
+    expect(await stores.users.findUserById(user.id)).toMatchObject({ passwordHash: null, passwordUnproven: true });
+    await stores.users.markEmailVerified(user.id);
+    expect(await stores.users.findUserById(user.id)).toMatchObject({ passwordUnproven: false });
     expect(await stores.users.createUser(newUser('ann@example.com'))).toBe('email_taken');
     expect(await stores.users.findUserById(randomUUID())).toBeNull();
   });

@@ -164,6 +164,11 @@ const INVALID_TOKEN_MESSAGE = 'This link is invalid, expired or already used. As
 /**
  * Moves the account to the new address. Every session but the one presenting the link (when it is
  * the account's own) ends: whoever held a session through the old address holds nothing now.
+ * Confirmed from outside the account (no session, or another account's), the link proves the new
+ * mailbox but not that its owner set up the account's password, passkeys, second factor or
+ * provider links — someone may have moved their own account onto a victim's address: those are
+ * marked unproven, and the owner's first sign-in by a proof of the mailbox removes them
+ * (users/secure-unverified.ts).
  */
 export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: RequestContext, presentedBy: ValidSession | null = null): Promise<void> {
   // A token from an email, like a verification link: the same per-IP limit against guessing.
@@ -176,6 +181,7 @@ export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: 
   const before = await deps.stores.users.findUserById(record.userId);
   const notifyOld = before !== null && before.email !== null && (await mayNotify(deps.notices, record.userId, 'email_changed', ctx.now));
   let sessionsRevoked = 0;
+  let fromSignedInBrowser = false;
   const outcome = await deps.stores.transaction(async (tx) => {
     // Only the request that deletes the row goes on: a token is spent exactly once under races.
     if (!(await tx.emailChangeTokens.deleteEmailChangeToken(record.id))) return 'spent';
@@ -188,6 +194,8 @@ export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: 
       throw conflict('email_exists', 'Another account uses this email address now.');
     const keep = presentedBy !== null && presentedBy.user.id === user.id ? presentedBy.session.id : null;
     sessionsRevoked = keep !== null ? await tx.sessions.deleteOtherUserSessions(user.id, keep) : await tx.sessions.deleteUserSessions(user.id);
+    fromSignedInBrowser = keep !== null;
+    if (!fromSignedInBrowser) await tx.users.markCredentialsUnproven(user.id);
     // Links mailed to the old address die with it: reset and verification tokens, queued emails.
     await tx.resetTokens.deleteUserResetTokens(user.id);
     await tx.verificationTokens.deleteUserVerificationTokens(user.id);
@@ -203,7 +211,12 @@ export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: 
   });
   if (outcome === 'spent') throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
   if (notifyOld) deps.onEmailQueued();
-  await recordAudit(deps.stores.audit, ctx, 'email_changed', outcome.id, { email: record.newEmail, previousEmail: outcome.email, sessionsRevoked });
+  await recordAudit(deps.stores.audit, ctx, 'email_changed', outcome.id, {
+    email: record.newEmail,
+    previousEmail: outcome.email,
+    sessionsRevoked,
+    fromSignedInBrowser,
+  });
 }
 
 /**

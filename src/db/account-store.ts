@@ -23,7 +23,10 @@ export function createAccountStore(db: Kysely<Database>): AccountStore {
   return { ...linkedAccountMethods(db), ...pendingLinkMethods(db) };
 }
 
-type LinkedAccountMethods = Pick<AccountStore, 'findAccount' | 'createAccount' | 'updateAccountTokens' | 'listUserAccounts' | 'deleteUserAccount'>;
+type LinkedAccountMethods = Pick<
+  AccountStore,
+  'findAccount' | 'createAccount' | 'updateAccountTokens' | 'listUserAccounts' | 'deleteUserAccount' | 'deleteUserAccounts'
+>;
 type PendingLinkMethods = Pick<AccountStore, 'holdPendingLink' | 'takePendingLink' | 'deleteExpiredPendingLinks'>;
 
 /** Table `accounts`: the provider accounts linked to a user. */
@@ -85,6 +88,11 @@ function linkedAccountMethods(db: Kysely<Database>): LinkedAccountMethods {
     async deleteUserAccount(userId, provider) {
       const result = await db.deleteFrom('accounts').where('user_id', '=', userId).where('provider', '=', provider).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
+    },
+
+    async deleteUserAccounts(userId) {
+      const result = await db.deleteFrom('accounts').where('user_id', '=', userId).executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
   };
 }

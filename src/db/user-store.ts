@@ -71,7 +71,11 @@ export function createUserStore(db: Kysely<Database>, dialect: 'sqlite' | 'postg
     },
 
     async removePassword(userId) {
-      await db.updateTable('users').set({ password_hash: null, password_unproven: 0 }).where('id', '=', userId).execute();
+      await db.updateTable('users').set({ password_hash: null }).where('id', '=', userId).execute();
+    },
+
+    async markCredentialsUnproven(userId) {
+      await db.updateTable('users').set({ password_unproven: 1 }).where('id', '=', userId).execute();
     },
 
     async markEmailVerified(userId, { passwordProven } = { passwordProven: true }) {

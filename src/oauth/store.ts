@@ -42,6 +42,8 @@ export interface AccountStore {
   listUserAccounts(userId: string): Promise<LinkedAccount[]>;
   /** Unlinks the user's account at `provider`; false when there was none. */
   deleteUserAccount(userId: string, provider: string): Promise<boolean>;
+  /** Unlinks every provider account of the user (account pre-hijacking defence); returns how many. */
+  deleteUserAccounts(userId: string): Promise<number>;
   /** Keeps a link until its challenge's code step (`takePendingLink`) or its expiry. */
   holdPendingLink(link: PendingLink): Promise<void>;
   /**

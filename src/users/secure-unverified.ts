@@ -6,16 +6,19 @@
  *   verified address) ends every session of a never-verified account and drops its pending email
  *   change (`endUnprovedAccess`).
  * - The first sign-in by a proof of the mailbox (email link or code, a provider with the verified
- *   address, a reset) of an account whose password was chosen before the address was proved — and
- *   not confirmed since from a browser signed in to it — removes that password with everything set
- *   up through it (`secureForMailboxProof`): passkeys, second factor, recovery codes, pending email
- *   change, sessions. Until then the spec's flow (register, verify from any client, sign in with
- *   the password) keeps working.
+ *   address, a reset) of an account whose credentials were set up before the address was proved —
+ *   a password chosen by whoever registered it and not confirmed since from a browser signed in to
+ *   it, or an account moved to the address by a link confirmed from outside it
+ *   (account/flow.ts `confirmEmailChange`) — removes the password with everything set up through
+ *   it (`secureForMailboxProof`): passkeys, second factor, recovery codes, provider links, pending
+ *   email change, sessions. Until then the spec's flow (register, verify from any client, sign in
+ *   with the password) keeps working.
  *
  * One list for every way in: a capability that lets an account hold a new way in adds it here.
  */
 import type { EmailChangeTokenStore } from '../account/store.js';
 import type { RecoveryCodeStore, TotpStore } from '../mfa/store.js';
+import type { AccountStore } from '../oauth/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
 import type { SessionStore } from '../session/store.js';
 import type { User, UserStore } from './user.js';
@@ -26,6 +29,7 @@ export interface UnverifiedAccountStores {
   totp: Pick<TotpStore, 'deleteTotp'>;
   recoveryCodes: Pick<RecoveryCodeStore, 'deleteRecoveryCodes'>;
   passkeys: Pick<PasskeyStore, 'deleteUserPasskeys'>;
+  accounts: Pick<AccountStore, 'deleteUserAccounts'>;
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
 }
 
@@ -33,15 +37,22 @@ export interface UnverifiedAccountStores {
 export interface SecuredAccount {
   passwordRemoved: boolean;
   sessionsRevoked: number;
+  /** Provider accounts unlinked: a provider linked by whoever set the account up is a way in too. */
+  accountsUnlinked: number;
 }
 
-/** True when a sign-in by a proof of the mailbox must first remove what the registrant may have planted. */
+/**
+ * True when a sign-in by a proof of the mailbox must first remove what someone else may have
+ * planted: the address was never verified, or the credentials predate its proof (with or without
+ * a password: a moved account may hold only passkeys or provider links).
+ */
 export const needsSecuring = (user: Pick<User, 'emailVerified' | 'passwordUnproven'>): boolean => !user.emailVerified || user.passwordUnproven;
 
 /**
- * Removes the password, sessions, second factor, passkeys and pending move of the account to
- * another address, then marks the address verified (the password with it: there is none left).
- * Run inside the transaction that proves the address, before the new session is issued.
+ * Removes the password, sessions, second factor, passkeys, provider links and pending move of the
+ * account to another address, then marks the address verified and the credentials proven (there
+ * are none left). Run inside the transaction that proves the address, before the new session is
+ * issued and before a provider sign-in makes its own link.
  */
 export async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User): Promise<SecuredAccount> {
   await tx.users.removePassword(user.id);
@@ -49,9 +60,10 @@ export async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user:
   await tx.totp.deleteTotp(user.id);
   await tx.recoveryCodes.deleteRecoveryCodes(user.id);
   await tx.passkeys.deleteUserPasskeys(user.id);
+  const accountsUnlinked = await tx.accounts.deleteUserAccounts(user.id);
   await tx.emailChangeTokens.deleteUserEmailChangeTokens(user.id);
   await tx.users.markEmailVerified(user.id);
-  return { passwordRemoved: user.passwordHash !== null, sessionsRevoked };
+  return { passwordRemoved: user.passwordHash !== null, sessionsRevoked, accountsUnlinked };
 }
 
 /**

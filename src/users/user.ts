@@ -11,9 +11,11 @@ export interface User {
   /** Set by an operator (src/admin/): no sign-in by any method while set. */
   disabledAt: Date | null;
   /**
-   * The password was chosen before the address was proved, by whoever registered it, and no
-   * browser signed in to the account has verified the address since: the first sign-in by a proof
-   * of the mailbox removes it with everything set up through it (users/secure-unverified.ts).
+   * The account's credentials were set up before this address was proved, by someone who may not
+   * own it: a password chosen by whoever registered the address (and no browser signed in to the
+   * account has verified it since), or whatever an account moved to this address by a link
+   * confirmed from outside it already held. The first sign-in by a proof of the mailbox removes
+   * them all (users/secure-unverified.ts). Column `password_unproven`, named for its first use.
    */
   passwordUnproven: boolean;
 }
@@ -54,8 +56,16 @@ export interface UserStore {
   setPassword(userId: string, passwordHash: string): Promise<void>;
   /** Replaces the hash only while it is still `previousHash` (a password changed meanwhile wins); true when replaced. */
   rehashPassword(userId: string, previousHash: string, passwordHash: string): Promise<boolean>;
-  /** Leaves the user able to sign in only through a linked provider (account pre-hijacking defence). */
+  /**
+   * Removes the password (account pre-hijacking defence). `passwordUnproven` stays as it is: the
+   * other credentials it covers are not proven by that; `markEmailVerified` clears it.
+   */
   removePassword(userId: string): Promise<void>;
+  /**
+   * Marks the account's credentials as set up before its address was proved (`passwordUnproven`):
+   * the owner's first sign-in by a proof of the mailbox then removes them.
+   */
+  markCredentialsUnproven(userId: string): Promise<void>;
   /**
    * Marks the address verified. `passwordProven` (default true): the proof came from someone who
    * also holds the account's password — a browser signed in to the account — so the password
