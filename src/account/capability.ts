@@ -1,5 +1,6 @@
 /** @module Account self-service as a capability: sessions list, password and email change, linked sign-ins, deletion; pending email changes' sweep. */
 import { defineCapability } from '../capability.js';
+import { reauthDepsOf } from '../credentials/reauthenticate.js';
 import type { SharedParts } from '../parts.js';
 import { accountRouteDocs, createAccountRoutes } from './routes.js';
 
@@ -29,14 +30,9 @@ export const account = defineCapability({
         prefix: '/api/auth',
         routes: createAccountRoutes({
           flow: {
-            stores: parts.stores,
-            hasher: parts.hasher,
+            ...reauthDepsOf(parts),
             breachCheck: parts.breachCheck,
-            loginLock: parts.loginLock,
-            limits: parts.limits,
             random: parts.random,
-            notices: parts.notices,
-            background: parts.background,
             baseUrl: parts.config.baseUrl,
             appName: parts.config.mail.appName,
             onEmailQueued: parts.emailQueued,

@@ -33,6 +33,12 @@ export interface ReauthDeps {
   background: BackgroundTasks;
 }
 
+/** The fields of `parts` re-authentication uses, for a capability that builds a flow on them (account, two-factor, passkeys). */
+export function reauthDepsOf(parts: ReauthDeps): ReauthDeps {
+  const { stores, hasher, loginLock, limits, notices, background } = parts;
+  return { stores, hasher, loginLock, limits, notices, background };
+}
+
 export async function reauthenticate(
   deps: ReauthDeps,
   user: User,

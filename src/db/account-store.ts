@@ -19,6 +19,21 @@ function toAccount(row: Selectable<AccountsTable>): LinkedAccount {
   };
 }
 
+/** The columns a link and a link waiting for its code step (oauth_pending_links) share. */
+function linkColumns(account: LinkedAccount) {
+  return {
+    user_id: account.userId,
+    provider: account.provider,
+    provider_account_id: account.providerAccountId,
+    provider_login: account.providerLogin,
+    access_token_enc: account.accessTokenEnc,
+    refresh_token_enc: account.refreshTokenEnc,
+    access_token_expires_at: account.accessTokenExpiresAt?.getTime() ?? null,
+    scope: account.scope,
+    created_at: account.createdAt.getTime(),
+  };
+}
+
 export function createAccountStore(db: Kysely<Database>): AccountStore {
   return { ...linkedAccountMethods(db), ...pendingLinkMethods(db) };
 }
@@ -47,19 +62,7 @@ function linkedAccountMethods(db: Kysely<Database>): LinkedAccountMethods {
       // statement aborts the surrounding transaction, and the caller still has work to do.
       const result = await db
         .insertInto('accounts')
-        .values({
-          id: account.id,
-          user_id: account.userId,
-          provider: account.provider,
-          provider_account_id: account.providerAccountId,
-          provider_login: account.providerLogin,
-          access_token_enc: account.accessTokenEnc,
-          refresh_token_enc: account.refreshTokenEnc,
-          access_token_expires_at: account.accessTokenExpiresAt?.getTime() ?? null,
-          scope: account.scope,
-          created_at: account.createdAt.getTime(),
-          updated_at: account.updatedAt.getTime(),
-        })
+        .values({ id: account.id, ...linkColumns(account), updated_at: account.updatedAt.getTime() })
         .onConflict((oc) => oc.columns(['provider', 'provider_account_id']).doNothing())
         .executeTakeFirst();
       return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1 ? 'created' : 'already_linked';
@@ -106,20 +109,7 @@ function pendingLinkMethods(db: Kysely<Database>): PendingLinkMethods {
     async holdPendingLink({ challengeId, account, expiresAt }) {
       await db
         .insertInto('oauth_pending_links')
-        .values({
-          challenge_id: challengeId,
-          account_id: account.id,
-          user_id: account.userId,
-          provider: account.provider,
-          provider_account_id: account.providerAccountId,
-          provider_login: account.providerLogin,
-          access_token_enc: account.accessTokenEnc,
-          refresh_token_enc: account.refreshTokenEnc,
-          access_token_expires_at: account.accessTokenExpiresAt?.getTime() ?? null,
-          scope: account.scope,
-          created_at: account.createdAt.getTime(),
-          expires_at: expiresAt.getTime(),
-        })
+        .values({ challenge_id: challengeId, account_id: account.id, ...linkColumns(account), expires_at: expiresAt.getTime() })
         .execute();
     },
 

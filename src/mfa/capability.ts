@@ -1,5 +1,6 @@
 /** @module Two-factor sign-in as a capability: TOTP setup, enable, disable, recovery codes, and the code step. */
 import { defineCapability } from '../capability.js';
+import { reauthDepsOf } from '../credentials/reauthenticate.js';
 import { createEnvelope } from '../crypto/envelope.js';
 import type { SharedParts } from '../parts.js';
 import { createMfaRoutes, mfaRouteDocs } from './routes.js';
@@ -18,13 +19,8 @@ export const twoFactor = defineCapability({
     // generated into the data folder; with neither, setup answers 503 naming the variable.
     const keys = config.encryptionKeys.length > 0 ? config.encryptionKeys : config.generatedEncryptionKey !== null ? [config.generatedEncryptionKey] : [];
     const flow = {
-      stores: parts.stores,
-      hasher: parts.hasher,
-      loginLock: parts.loginLock,
-      notices: parts.notices,
-      background: parts.background,
+      ...reauthDepsOf(parts),
       random: parts.random,
-      limits: parts.limits,
       session: parts.session,
       appName: config.mail.appName,
       challengeKey: parts.secondFactor.challenge.key,

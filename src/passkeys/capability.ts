@@ -1,5 +1,6 @@
 /** @module Passkeys as a capability: registration, management and sign-in. */
 import { defineCapability } from '../capability.js';
+import { reauthDepsOf } from '../credentials/reauthenticate.js';
 import type { SharedParts } from '../parts.js';
 import { createPasskeyChallengeKey, passkeyCookieSettings } from './challenge.js';
 import { relyingPartyOf } from './relying-party.js';
@@ -28,13 +29,8 @@ export const passkeys = defineCapability({
   ) => {
     const { config } = parts;
     const flow = {
-      stores: parts.stores,
-      hasher: parts.hasher,
-      loginLock: parts.loginLock,
-      notices: parts.notices,
-      background: parts.background,
+      ...reauthDepsOf(parts),
       random: parts.random,
-      limits: parts.limits,
       session: parts.session,
       relyingParty: relyingPartyOf({ baseUrl: config.baseUrl, trustedOrigins: config.trustedOrigins, appName: config.mail.appName }),
       challengeKey: createPasskeyChallengeKey(parts.jwtSecret),
