@@ -164,6 +164,16 @@ describe('documentation', () => {
     expect(readme, 'README.md must show `npm test`').toContain('npm test');
   });
 
+  test('the user manual cites no document its readers do not have (the design, the spec)', () => {
+    for (const file of markdownFiles()) {
+      const cited = read(file)
+        .split('\n')
+        .map((line, index) => ({ line, number: index + 1 }))
+        .filter(({ line }) => /\bDESIGN\b|\bSPEC\b|\bthe spec\b|\bspec's\b/.test(line));
+      expect(cited.map(({ number, line }) => `${file}:${number}: ${line.trim()}`)).toEqual([]);
+    }
+  });
+
   test('LICENSE is the MIT license', () => {
     expect(read('LICENSE').startsWith('MIT License'), 'LICENSE must start with "MIT License"').toBe(true);
   });
