@@ -176,20 +176,13 @@ export interface OAuthConsumedSignInsTable {
   expires_at: number;
 }
 
-/** A provider link waiting for its sign-in's second factor, keyed by the challenge id (migration 013). */
-export interface OAuthPendingLinksTable {
+/**
+ * A provider link waiting for its sign-in's second factor, keyed by the challenge id (migration
+ * 013): the `accounts` row to be, its token envelopes bound to `account_id` as there.
+ */
+export interface OAuthPendingLinksTable extends Omit<AccountsTable, 'id' | 'updated_at'> {
   challenge_id: string;
   account_id: string;
-  user_id: string;
-  provider: string;
-  provider_account_id: string;
-  provider_login: string;
-  /** AES-256-GCM envelopes bound to `account_id`, as in `accounts`. */
-  access_token_enc: string;
-  refresh_token_enc: string | null;
-  access_token_expires_at: number | null;
-  scope: string;
-  created_at: number;
   expires_at: number;
 }
 

@@ -17,7 +17,7 @@
  * count toward the lock, and a lock reached in memory holds until it ends.
  */
 import { RateLimiterRes, type RateLimiterAbstract, type RateLimiterMemory } from 'rate-limiter-flexible';
-import type { Logger } from '../logger.js';
+import { summarizeError, type Logger } from '../logger.js';
 import type { Limiter } from './limiter.js';
 
 /** How often an open circuit asks the store whether it answers again. */
@@ -90,7 +90,8 @@ export class StoreCircuit {
     this.options.onFailure?.(cause);
     const { kind, logger } = this.options;
     logger.warn(
-      { limiterStore: kind, cause: cause instanceof Error ? cause.message : String(cause) },
+      // Bounded and of known fields only, as every logged error (logger.ts).
+      { limiterStore: kind, cause: summarizeError(cause, false) },
       `rate limit store (${kind}) is unreachable; counting in this instance's memory until it returns`,
     );
     this.#scheduleProbe();

@@ -1,7 +1,7 @@
 /** @module Sign-in with GitHub and any OpenID Connect provider as a capability; spent sign-ins' and waiting links' sweep. */
 import { defineCapability } from '../capability.js';
 import type { SharedParts } from '../parts.js';
-import { pendingLinkCompleter } from './flow.js';
+import { completePendingLink } from './flow.js';
 import { createOAuthRoutes, oauthRouteDocs } from './routes.js';
 import { createOAuthSetup } from './setup.js';
 
@@ -16,18 +16,6 @@ export const providers = defineCapability({
   ) => {
     const { config } = parts;
     const setup = createOAuthSetup(config, parts.providerHTTP);
-    // A provider sign-in into a 2FA account links only at its code step (oauth/flow.ts).
-    parts.secondFactor.onCodeStep(
-      pendingLinkCompleter({
-        stores: parts.stores,
-        providers: setup.providers,
-        appName: config.mail.appName,
-        baseUrl: config.baseUrl,
-        limits: parts.limits,
-        logger: parts.logger,
-        onEmailQueued: parts.emailQueued,
-      }),
-    );
     const flow = {
       ...setup,
       baseUrl: config.baseUrl,
@@ -41,6 +29,8 @@ export const providers = defineCapability({
       limits: parts.limits,
       consumedSignIns: parts.consumedSignIns,
     };
+    // A provider sign-in into a 2FA account links only at its code step (oauth/flow.ts).
+    parts.secondFactor.onCodeStep((challenge, ctx) => completePendingLink(flow, challenge, ctx));
     return {
       routes: [
         {

@@ -639,8 +639,3 @@ export async function completePendingLink(deps: PendingLinkDeps, challenge: { id
   });
   if (linked) deps.onEmailQueued();
 }
-
-/** `completePendingLink` bound to its dependencies: the hook the code step calls (mfa/flow.ts `afterSecondFactor`). */
-export function pendingLinkCompleter(deps: PendingLinkDeps): (challenge: { id: string; userId: string }, ctx: RequestContext) => Promise<void> {
-  return (challenge, ctx) => completePendingLink(deps, challenge, ctx);
-}

@@ -46,7 +46,7 @@ export interface SecuredAccount {
  * planted: the address was never verified, or the credentials predate its proof (with or without
  * a password: a moved account may hold only passkeys or provider links).
  */
-export const needsSecuring = (user: Pick<User, 'emailVerified' | 'passwordUnproven'>): boolean => !user.emailVerified || user.passwordUnproven;
+const needsSecuring = (user: Pick<User, 'emailVerified' | 'passwordUnproven'>): boolean => !user.emailVerified || user.passwordUnproven;
 
 /**
  * Removes the password, sessions, second factor, passkeys, provider links and pending move of the
@@ -54,7 +54,7 @@ export const needsSecuring = (user: Pick<User, 'emailVerified' | 'passwordUnprov
  * are none left). Run inside the transaction that proves the address, before the new session is
  * issued and before a provider sign-in makes its own link.
  */
-export async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User): Promise<SecuredAccount> {
+async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User): Promise<SecuredAccount> {
   await tx.users.removePassword(user.id);
   const sessionsRevoked = await tx.sessions.deleteUserSessions(user.id);
   await tx.totp.deleteTotp(user.id);
