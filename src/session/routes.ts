@@ -1,4 +1,9 @@
-/** @module GET /session and POST /logout. */
+/**
+ * @module GET /session, GET /forward and POST /logout. GET /forward is the session check for a
+ * reverse proxy (nginx `auth_request`, Traefik `forwardAuth`, Caddy `forward_auth`): the same
+ * cookie check as GET /session, answered in headers only, so the proxy can pass who is signed in
+ * to a backend that knows nothing of Gatehouse.
+ */
 import { Hono } from 'hono';
 import type { AuditStore } from '../audit/audit-log.js';
 import { recordAudit } from '../audit/record.js';
@@ -6,6 +11,7 @@ import type { AppEnv } from '../http/env.js';
 import { jsonAnswer } from '../http/answer.js';
 import { acceptNoBody } from '../http/json-body.js';
 import { toPublicUser } from '../users/user.js';
+import { setAnswerHeader } from '../http/answer.js';
 import { clearSessionCookie, type SessionCookieSettings } from './cookie.js';
 import { revokeSession, type SessionDeps } from './flow.js';
 import { readValidSession, requireSession } from './read-session.js';
@@ -26,6 +32,18 @@ export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
         user: toPublicUser(valid.user),
         session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString(), methods: valid.session.methods },
       });
+    })
+    .get('/forward', async (c) => {
+      // The request body is never read (a proxy's subrequest has none); nothing here may be cached
+      // on the way: the answer is one person's.
+      setAnswerHeader(c, 'Cache-Control', 'no-store');
+      const valid = await requireSession(c, deps);
+      setAnswerHeader(c, 'X-Auth-User-Id', valid.user.id);
+      // An account without an email (provider sign-in only) sends an empty header: the proxy copies
+      // it as is, so the backend never sees a value the client sent itself.
+      setAnswerHeader(c, 'X-Auth-Email', valid.user.email ?? '');
+      setAnswerHeader(c, 'X-Auth-Methods', valid.session.methods.join(','));
+      return c.body(null, 200);
     })
     .post('/logout', async (c) => {
       await acceptNoBody(c);
@@ -67,6 +85,24 @@ export const sessionRouteDocs: RouteDoc[] = [
             methods: z.array(z.string()).describe('how the sign-in was proven: password, totp, github, …'),
           }),
         }),
+      },
+    ],
+  },
+  {
+    method: 'get',
+    path: '/forward',
+    tag: 'Session',
+    summary: 'Forward-auth for a reverse proxy: 200 with the user in headers for a valid session cookie, 401 otherwise',
+    auth: 'session',
+    answers: [
+      {
+        status: 200,
+        description: 'The session is valid; the body is empty.',
+        headers: {
+          'X-Auth-User-Id': 'the user id',
+          'X-Auth-Email': 'the email (empty for an account without one)',
+          'X-Auth-Methods': 'how the sign-in was proven, comma-separated: password,totp',
+        },
       },
     ],
   },
