@@ -15,16 +15,18 @@ import {
   enableUser,
   findUserByEmailOrId,
   listAuditEvents,
+  listIpLocks,
   listUsers,
   revokeUserSessions,
   showUser,
+  unlockIp,
   unlockUser,
   type AdminAuditEvent,
   type AdminDeps,
   type AdminUser,
   type Operator,
 } from './flow.js';
-import { MAX_PAGE_SIZE, USER_ID, parseAuditQuery, parseUserListQuery } from './input.js';
+import { MAX_PAGE_SIZE, USER_ID, parseAuditQuery, parseIpAddress, parseUserListQuery } from './input.js';
 
 export const USERS_USAGE = `Usage: gatehouse users <command> [options]
   list [--query q] [--limit n] [--cursor c] [--format table|ndjson|csv]
@@ -34,6 +36,9 @@ export const USERS_USAGE = `Usage: gatehouse users <command> [options]
   enable <email|id>       lifts a disable
   revoke-sessions <email|id>  ends every session
   unlock <email|id>       lifts the login lock of the user's email
+  unlock --ip <address>   lifts the login lock of a client address
+  ip-locks [--format table|ndjson|csv]
+                          the client addresses under a login lock now
   delete <email|id> --yes deletes the user and everything of it (the audit rows stay)`;
 
 export const AUDIT_USAGE = `Usage: gatehouse audit [--user email|id] [--type t] [--since iso] [--until iso] [--limit n] [--format table|ndjson|csv]
@@ -153,6 +158,26 @@ function warnIfLocksInMemory(parts: CliParts): void {
   );
 }
 
+/** `users ip-locks` and `users unlock --ip`: the login locks of client addresses. */
+async function ipLockCommand(parts: CliParts, action: 'ip-locks' | 'unlock', rest: string[]): Promise<void> {
+  const usage = USERS_USAGE;
+  warnIfLocksInMemory(parts);
+  if (action === 'ip-locks') {
+    const { values, positionals } = parse(rest, usage, { format: { type: 'string' } });
+    if (positionals.length > 0) throw new UsageError(`users ip-locks takes no argument, got "${positionals[0]}"`, usage);
+    const format = formatOf(values.format, usage);
+    const { locks } = await listIpLocks(parts.deps, parts.now());
+    if (format === 'table' && locks.length === 0) parts.out('No client address is locked.');
+    else printRows(parts, format, ['ip', 'secondsLeft'], locks as unknown as Record<string, unknown>[], (lock) => [lock.ip, lock.secondsLeft]);
+    return;
+  }
+  const { values, positionals } = parse(rest, usage, { ip: { type: 'string' } });
+  if (positionals.length > 0 || typeof values.ip !== 'string') throw new UsageError('users unlock --ip takes one address: --ip 203.0.113.7', usage);
+  const ip = asUsage(usage, () => parseIpAddress(values.ip as string));
+  const { wasLocked } = await unlockIp(parts.deps, ip, cliOperator(parts));
+  parts.out(wasLocked ? `Unlocked the address ${ip}.` : `The address ${ip} was not locked; its failed attempts are forgotten.`);
+}
+
 export async function usersCommand(parts: CliParts, args: string[]): Promise<void> {
   const [action, ...rest] = args;
   const usage = USERS_USAGE;
@@ -180,6 +205,8 @@ export async function usersCommand(parts: CliParts, args: string[]): Promise<voi
     if (nextCursor !== null) parts.err(`More users follow: --cursor ${nextCursor}`);
     return;
   }
+  if (action === 'ip-locks' || (action === 'unlock' && rest.some((arg) => arg === '--ip' || arg.startsWith('--ip='))))
+    return ipLockCommand(parts, action, rest);
   const single = ['show', 'disable', 'enable', 'revoke-sessions', 'unlock', 'delete'];
   if (!single.includes(action)) throw new UsageError(`Unknown users command "${action}".`, usage);
   const { values, positionals } = parse(rest, usage, action === 'delete' ? { yes: { type: 'boolean' } } : {});

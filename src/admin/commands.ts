@@ -50,7 +50,7 @@ const wantsHelp = (args: readonly string[]): boolean => args[0] === '--help' || 
 export const ADMIN_COMMANDS: readonly CliCommand[] = [
   {
     name: 'users',
-    summary: "users <list|show|disable|enable|revoke-sessions|unlock|delete> …  operators' user tools (gatehouse users --help)",
+    summary: "users <list|show|disable|enable|revoke-sessions|unlock|ip-locks|delete> …  operators' user tools (gatehouse users --help)",
     usage: USERS_USAGE,
     async run(config, args) {
       if (args[0] === undefined) throw new UsageError('Name a users command.', USERS_USAGE);

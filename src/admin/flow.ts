@@ -8,7 +8,7 @@
 import { eraseAccount } from '../account/flow.js';
 import type { AuditEventType, AuditMetadata } from '../audit/audit-log.js';
 import { notFound } from '../errors.js';
-import type { LockSubject, LoginLock } from '../limits/login-lock.js';
+import type { IpLock, LockSubject, LoginLock } from '../limits/login-lock.js';
 import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
 import { USER_ID, encodeCursor, type AuditListInput, type UserListInput } from './input.js';
@@ -104,7 +104,13 @@ export async function findUserByEmailOrId(deps: Pick<AdminDeps, 'stores'>, refer
   return user;
 }
 
-async function audit(deps: Pick<AdminDeps, 'stores'>, operator: Operator, type: AuditEventType, userId: string, metadata: AuditMetadata = {}): Promise<void> {
+async function audit(
+  deps: Pick<AdminDeps, 'stores'>,
+  operator: Operator,
+  type: AuditEventType,
+  userId: string | null,
+  metadata: AuditMetadata = {},
+): Promise<void> {
   await deps.stores.audit.recordEvent({
     type,
     userId,
@@ -171,6 +177,26 @@ export async function unlockUser(deps: AdminDeps, user: User, operator: Operator
   const wasLocked = (await deps.loginLock.lockedForSeconds(subjects, operator.now)) !== null;
   await deps.loginLock.clear(subjects, operator.now);
   await audit(deps, operator, 'admin_user_unlocked', user.id, { wasLocked });
+  return { wasLocked };
+}
+
+/** The most address locks one list shows (a flood of locked addresses cannot make one answer huge). */
+export const MAX_LISTED_IP_LOCKS = 1000;
+
+/** The client addresses under a login lock now, longest first (the account locks are per user: showUser). */
+export async function listIpLocks(deps: Pick<AdminDeps, 'loginLock'>, now: Date): Promise<{ locks: IpLock[] }> {
+  return { locks: await deps.loginLock.listIpLocks(now, MAX_LISTED_IP_LOCKS) };
+}
+
+/**
+ * Lifts the login lock of a client address (already in the form parseIpAddress gives) and forgets
+ * its failures: for a proxy whose own address was locked, or an office behind one address.
+ */
+export async function unlockIp(deps: Pick<AdminDeps, 'loginLock' | 'stores'>, ip: string, operator: Operator): Promise<{ wasLocked: boolean }> {
+  const subjects: LockSubject[] = [{ ip }];
+  const wasLocked = (await deps.loginLock.lockedForSeconds(subjects, operator.now)) !== null;
+  await deps.loginLock.clear(subjects, operator.now);
+  await audit(deps, operator, 'admin_ip_unlocked', null, { ip, wasLocked });
   return { wasLocked };
 }
 

@@ -3,6 +3,7 @@
  * the CLI's options arrive as text and leave as typed searches, or as 400 `validation_error`
  * (the CLI prints its issues and exits 2).
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { validationError } from '../errors.js';
 import { toValidationIssues } from '../http/json-body.js';
@@ -136,4 +137,16 @@ export function parseAuditQuery(raw: RawQuery): AuditListInput {
     limit: query.limit ?? DEFAULT_PAGE_SIZE,
     beforeId,
   };
+}
+
+/**
+ * A client address as an operator types it, in the form the login lock counts it
+ * (http/client-ip.ts): lower case, an IPv4 address mapped into IPv6 as the IPv4 address.
+ */
+export function parseIpAddress(text: string): string {
+  const trimmed = text.trim();
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(trimmed);
+  const ip = mapped?.[1] ?? trimmed.toLowerCase();
+  if (ip.length > 64 || isIP(ip) === 0) throw validationError([{ path: 'ip', message: 'must be an IPv4 or IPv6 address such as 203.0.113.7' }]);
+  return ip;
 }

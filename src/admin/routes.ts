@@ -28,14 +28,16 @@ import {
   enableUser,
   findUserById,
   listAuditEvents,
+  listIpLocks,
   listUsers,
   revokeUserSessions,
   showUser,
+  unlockIp,
   unlockUser,
   type AdminDeps,
   type Operator,
 } from './flow.js';
-import { USER_ID, auditQuery, parseAuditQuery, parseUserListQuery, userListQuery } from './input.js';
+import { USER_ID, auditQuery, parseAuditQuery, parseIpAddress, parseUserListQuery, userListQuery } from './input.js';
 
 export interface AdminRouteDeps {
   flow: AdminDeps;
@@ -111,6 +113,12 @@ export function createAdminRoutes(deps: AdminRouteDeps): Hono<AppEnv> {
       const user = await findUserById(deps.flow, c.req.param('id'));
       return jsonAnswer(c, await deleteUser(deps.flow, user, operatorOf(c.get('requestContext'))));
     })
+    .get('/ip-locks', async (c) => jsonAnswer(c, await listIpLocks(deps.flow, c.get('requestContext').now)))
+    .post('/ip-locks/:ip/unlock', async (c) => {
+      await acceptNoBody(c);
+      const ip = parseIpAddress(c.req.param('ip'));
+      return jsonAnswer(c, await unlockIp(deps.flow, ip, operatorOf(c.get('requestContext'))));
+    })
     .get('/audit', async (c) => jsonAnswer(c, await listAuditEvents(deps.flow, parseAuditQuery(c.req.query()))));
 }
 
@@ -184,6 +192,31 @@ export const adminRouteDocs: RouteDoc[] = [
   userAction('/users/:id/revoke-sessions', 'End every session of the user', z.object({ sessionsRevoked: z.number().int() })),
   userAction('/users/:id/unlock', "Lift the login lock of the user's email (or id)", z.object({ wasLocked: z.boolean() })),
   userAction('/users/:id', 'Delete the account (its audit rows stay, without the address)', z.object({ deleted: z.literal(true) }), 'delete'),
+  {
+    method: 'get',
+    path: '/ip-locks',
+    tag: 'Admin',
+    summary: 'The client addresses under a login lock now, longest lock first (at most 1000)',
+    auth: 'admin-key',
+    answers: [
+      {
+        status: 200,
+        description: 'The locked addresses.',
+        json: z.object({ locks: z.array(z.object({ ip: z.string(), secondsLeft: z.number().int().describe('until the lock ends by itself') })) }),
+      },
+    ],
+  },
+  {
+    method: 'post',
+    path: '/ip-locks/:ip/unlock',
+    tag: 'Admin',
+    summary: 'Lift the login lock of a client address and forget its failures',
+    auth: 'admin-key',
+    body: 'none',
+    params: z.object({ ip: z.string().describe('an IPv4 or IPv6 address (IPv6 URL-encoded)') }),
+    answers: [{ status: 200, description: 'Done, and audited (admin_ip_unlocked) with actor admin.', json: z.object({ wasLocked: z.boolean() }) }],
+    errors: ['validation_error'],
+  },
   {
     method: 'get',
     path: '/audit',

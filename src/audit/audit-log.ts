@@ -32,7 +32,13 @@ export type AuditEventType =
   | 'admin_user_enabled'
   | 'admin_sessions_revoked'
   | 'admin_user_unlocked'
-  | 'admin_user_deleted';
+  | 'admin_user_deleted'
+  // An operator lifted the login lock of a client address: `userId` null, `metadata.ip` the address.
+  | 'admin_ip_unlocked'
+  // Users brought in by an operator (`metadata`: the counts and `actor`), and a person's own data
+  // taken out (user-transfer/).
+  | 'users_imported'
+  | 'account_exported';
 
 export type AuditMetadata = Record<string, string | number | boolean | null>;
 

@@ -44,9 +44,110 @@ export interface LimiterOptions {
   memoryMerge?: MemoryMerge;
 }
 
+/**
+ * A short list of plain members (client IPs under a lock) with the instant each entry ends, that
+ * can be enumerated: the limiters' keys are hashes and cannot (subject.ts). Only an index for
+ * operators: the limiter that holds the lock decides whether it holds, so an entry left behind by
+ * an outage or another instance shows nothing once its lock is gone.
+ */
+export interface LockList {
+  add(member: string, untilMs: number): Promise<void>;
+  /** Members whose entry ends after `nowMs`, at most `max` of them. */
+  list(nowMs: number, max: number): Promise<string[]>;
+  remove(member: string): Promise<void>;
+}
+
+/** Entries kept in memory at most: a flood of locked addresses cannot grow the process without bound. */
+const MEMORY_LOCK_LIST_MAX = 10_000;
+
+function memoryLockList(): LockList {
+  const entries = new Map<string, number>();
+  return {
+    async add(member, untilMs) {
+      entries.delete(member);
+      // Full: the oldest entry makes room (a Map keeps insertion order).
+      const oldest = entries.keys().next();
+      if (entries.size >= MEMORY_LOCK_LIST_MAX && oldest.done !== true) entries.delete(oldest.value);
+      entries.set(member, untilMs);
+    },
+    async list(nowMs, max) {
+      return [...entries]
+        .filter(([, until]) => until > nowMs)
+        .slice(-max)
+        .map(([member]) => member);
+    },
+    async remove(member) {
+      entries.delete(member);
+    },
+  };
+}
+
+/**
+ * A shared list, mirrored in memory: while the store fails, what this instance locked is still
+ * listed (a store failure is never a login's failure, so it is swallowed here).
+ */
+function mirroredLockList(shared: LockList): LockList {
+  const memory = memoryLockList();
+  return {
+    async add(member, untilMs) {
+      await memory.add(member, untilMs);
+      await shared.add(member, untilMs).catch(() => {});
+    },
+    async list(nowMs, max) {
+      const [own, stored] = await Promise.all([memory.list(nowMs, max), shared.list(nowMs, max).catch(() => [])]);
+      return [...new Set([...stored, ...own])].slice(0, max);
+    },
+    async remove(member) {
+      await memory.remove(member);
+      await shared.remove(member).catch(() => {});
+    },
+  };
+}
+
+function redisLockList(redis: RedisClient, key: string): LockList {
+  return mirroredLockList({
+    async add(member, untilMs) {
+      await redis.zadd(key, untilMs, member);
+    },
+    async list(nowMs, max) {
+      // Ended entries are collected as the list is read; the key itself lives no longer than its last entry.
+      await redis.zremrangebyscore(key, '-inf', nowMs);
+      return redis.zrangebyscore(key, `(${nowMs}`, '+inf', 'LIMIT', 0, max);
+    },
+    async remove(member) {
+      await redis.zrem(key, member);
+    },
+  });
+}
+
+function postgresLockList(pool: pg.Pool, name: string): LockList {
+  // Rows of the limits table under their own prefix: its sweep collects them once they end.
+  const prefix = `${name}:`;
+  return mirroredLockList({
+    async add(member, untilMs) {
+      await pool.query(
+        `insert into ${POSTGRES_LIMITS_TABLE} (key, points, expire) values ($1, 0, $2) on conflict (key) do update set expire = greatest(${POSTGRES_LIMITS_TABLE}.expire, excluded.expire)`,
+        [prefix + member, untilMs],
+      );
+    },
+    async list(nowMs, max) {
+      const { rows } = await pool.query<{ key: string }>(
+        `select key from ${POSTGRES_LIMITS_TABLE} where key like $1 and expire > $2 order by expire desc limit $3`,
+        [`${prefix}%`, nowMs, max],
+      );
+      return rows.map((row) => row.key.slice(prefix.length));
+    },
+    async remove(member) {
+      await pool.query(`delete from ${POSTGRES_LIMITS_TABLE} where key = $1`, [prefix + member]);
+    },
+  });
+}
+
 export interface LimiterBackend {
   readonly kind: LimiterStoreKind;
   createLimiter(options: LimiterOptions): Limiter;
+  /** A list that can be enumerated (`LockList`), named apart from every limiter's keys. */
+  createLockList(name: string): LockList;
   /**
    * Whether the shared store answers now (for /readyz), within 1.5 s: `memory-fallback` at once
    * while its circuit is open, else after asking it.
@@ -110,6 +211,7 @@ export function memoryLimiterBackend(): LimiterBackend {
   return {
     kind: 'memory',
     createLimiter: (options) => direct(memoryLimiter(options)),
+    createLockList: () => memoryLockList(),
     checkStatus: async () => 'memory',
     close: async () => {},
   };
@@ -186,6 +288,7 @@ async function redisBackend(url: string, options: OpenLimiterBackendOptions): Pr
         merge: limiter.memoryMerge ?? 'sum',
       });
     },
+    createLockList: (name) => redisLockList(redis, `${options.keyPrefix}:${name}`),
     checkStatus: () => statusOf('redis', circuit),
     async close() {
       circuit.close();
@@ -243,6 +346,7 @@ async function postgresBackend(pool: pg.Pool, options: OpenLimiterBackendOptions
       });
       return guardedLimiter(store, memoryLimiter(limiter), circuit, { points: limiter.points, merge: limiter.memoryMerge ?? 'sum' });
     },
+    createLockList: (name) => postgresLockList(pool, name),
     checkStatus: () => statusOf('postgres', circuit),
     close: async () => {
       circuit.close();

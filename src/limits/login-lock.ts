@@ -78,6 +78,13 @@ export interface LoginLock {
   clearEmail(email: string, now: Date): Promise<void>;
   /** Forgets the failures and lifts the locks of `subjects` (an operator's unlock, src/admin/). */
   clear(subjects: readonly LockSubject[], now: Date): Promise<void>;
+  /** The client addresses locked now, longest lock first, at most `max` (an operator's list, src/admin/). */
+  listIpLocks(now: Date, max: number): Promise<IpLock[]>;
+}
+
+export interface IpLock {
+  ip: string;
+  secondsLeft: number;
 }
 
 export interface LockoutRule {
@@ -173,6 +180,9 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
   const inFlight = backend.createLimiter({ name: 'login-in-flight', points: rule.maxFailures, durationSeconds: IN_FLIGHT_SECONDS });
   const locks = createLockEnds(backend, rule);
   const lockedForSeconds = locks.lockedForSeconds;
+  // The limiters' keys are hashes: the addresses under a lock are listed here too, for operators.
+  // Emails never are: the list would be a list of who tried which address.
+  const lockedIps = backend.createLockList('login-ip-locks');
 
   const lock = async (subject: LockSubject, now: Date): Promise<void> => {
     // A fresh count once the lock ends: the next failure after it is the first, not the N+1-th.
@@ -180,6 +190,7 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
     // finds the lock (`reserve` looks again after counting).
     await locks.write(subject, now);
     await failures.forget(subject, now);
+    if ('ip' in subject) await lockedIps.add(subject.ip, now.getTime() + rule.durationSeconds * 1000);
   };
 
   const release = async (attempt: ReservedAttempt): Promise<void> => {
@@ -237,7 +248,16 @@ export function createLoginLock(backend: LimiterBackend, rule: LockoutRule): Log
     },
 
     async clear(subjects, now) {
-      await Promise.all(subjects.flatMap((subject) => [failures.forget(subject, now), locks.remove(subject)]));
+      await Promise.all(
+        subjects.flatMap((subject) => [failures.forget(subject, now), locks.remove(subject), ...('ip' in subject ? [lockedIps.remove(subject.ip)] : [])]),
+      );
+    },
+
+    async listIpLocks(now, max) {
+      const ips = await lockedIps.list(now.getTime(), max);
+      // The lock itself says whether it still holds (an entry may outlive an unlock elsewhere).
+      const held = await Promise.all(ips.map(async (ip) => ({ ip, secondsLeft: await lockedForSeconds([{ ip }], now) })));
+      return held.filter((entry): entry is IpLock => entry.secondsLeft !== null).sort((a, b) => b.secondsLeft - a.secondsLeft || a.ip.localeCompare(b.ip));
     },
   };
 }

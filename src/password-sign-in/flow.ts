@@ -106,8 +106,21 @@ export async function loginWithPassword(
 ): Promise<LoggedIn | SecondFactorNeeded> {
   const { users, audit } = deps.stores;
   const refuse = async (reason: 'rate_limited' | 'locked' | 'busy', error: AppError): Promise<never> => {
-    await recordAudit(audit, ctx, 'login_failure', null, { email: credentials.email, reason, method: 'password' });
+    // A lock's refusal is kept against the account when there is one, so that the owner's failed
+    // sign-ins show under `audit --user`. A rate-limited flood reads no database: email only.
+    // Either way the answer is the same, known email or not.
+    const user = reason === 'rate_limited' ? null : await users.findUserByEmail(credentials.email);
+    await recordAudit(audit, ctx, 'login_failure', user?.id ?? null, { email: credentials.email, reason, method: 'password' });
     throw error;
+  };
+  // Which lock holds, said without telling whether the account exists: an unknown email is
+  // counted and locked exactly like a known one.
+  const lockedAnswer = async (seconds: number): Promise<never> => {
+    const addressLocked = device === null && (await deps.loginLock.lockedForSeconds([{ ip: ctx.ip }], ctx.now)) !== null;
+    const message = addressLocked
+      ? 'Too many failed sign-ins from your network address. Try again later, or ask the administrator to lift the lock.'
+      : 'Too many failed sign-ins for this email address. Try again later, or reset your password.';
+    return refuse('locked', tooManyRequests('account_locked', message, seconds));
   };
 
   // A browser with a valid device token for this email is its own lane: failures from elsewhere
@@ -131,14 +144,12 @@ export async function loginWithPassword(
     throw error;
   }
   if (locked.status === 'rejected') throw locked.reason;
-  if (locked.value !== null) return refuse('locked', tooManyRequests('account_locked', 'Too many failed logins. Try again later.', locked.value));
+  if (locked.value !== null) return lockedAnswer(locked.value);
 
   // Let through only while the failures plus the attempts in flight stay under the limit, so
   // concurrent guesses cannot all slip past the lock (login-lock.ts).
   const reservation = await deps.loginLock.reserve(subjects, ctx.now);
-  if ('lockedForSeconds' in reservation) {
-    return refuse('locked', tooManyRequests('account_locked', 'Too many failed logins. Try again later.', reservation.lockedForSeconds));
-  }
+  if ('lockedForSeconds' in reservation) return lockedAnswer(reservation.lockedForSeconds);
   if ('busyForSeconds' in reservation) {
     return refuse('busy', tooManyRequests('rate_limited', 'Too many sign-in attempts at once. Try again in a moment.', reservation.busyForSeconds));
   }
