@@ -4,7 +4,7 @@
  * brings its own routes (src/capabilities.ts lists them, in the order they are mounted).
  */
 import { randomUUID } from 'node:crypto';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
@@ -102,12 +102,32 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
 }
 
 /**
+ * With TRUST_PROXY=0 behind a proxy, every client is the proxy's address: one person's wrong
+ * passwords lock everyone out, and the sign-up limit is one for the whole site. An X-Forwarded-For
+ * that arrives then is ignored (anyone can send one), but said once in the log, with the fix.
+ * Null when proxies are trusted; it stops looking after the first.
+ */
+function ignoredForwardedForWarning(parts: Pick<SharedParts, 'config' | 'logger'>): ((c: Context<AppEnv>) => void) | null {
+  if (parts.config.trustProxyHops !== 0) return null;
+  let warned = false;
+  return (c) => {
+    if (warned || c.req.header('x-forwarded-for') === undefined) return;
+    warned = true;
+    parts.logger.warn(
+      { setting: 'TRUST_PROXY' },
+      'A request arrived with X-Forwarded-For while TRUST_PROXY=0: the header is ignored and every client counts as the address it came from. Behind a reverse proxy, set TRUST_PROXY to the number of proxies in front (1 for one nginx), or every sign-in limit and lock counts the proxy as one client. (Said once.)',
+    );
+  };
+}
+
+/**
  * The middlewares every request passes: a request id and the `RequestContext` (client IP, user
  * agent, and `now`, read once from the clock), the security headers, the cross-site rules, and
  * for the API, CORS for trusted origins and the body limit.
  */
-function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'clock'>): void {
+function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'clock' | 'logger'>): void {
   const { config, clock } = parts;
+  const warnIgnoredForwardedFor = ignoredForwardedForWarning(parts);
   // Every answer carries these (health checks, redirects, 404s and errors too); a page replaces
   // the Content-Security-Policy with its own. Recorded before the handler runs, as a plain record
   // (http/answer.ts says why).
@@ -120,6 +140,7 @@ function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'cl
   const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     const requestId = randomUUID();
     startAnswer(c, { 'X-Request-Id': requestId, ...securityHeaderRecord });
+    warnIgnoredForwardedFor?.(c);
     c.set('requestContext', {
       ip: resolveClientIp({
         remoteAddress: c.env?.remoteAddress,
