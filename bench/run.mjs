@@ -115,6 +115,13 @@ async function measure(label, env, backend) {
       figures.session.kernelMicros = (1e6 * (cpuAfter.kernel - cpuBefore.kernel)) / session.requests;
     }
 
+    // Forward-auth (GET /api/auth/forward) is the same check answered in headers: it should cost the same.
+    console.error(`[${label}] forward-auth checks alone`);
+    const forwardSpec = { url, path: '/api/auth/forward', headers: { cookie }, connections: 32 };
+    await warmUp(forwardSpec);
+    const forward = await load({ ...forwardSpec, duration: SECONDS });
+    figures.forward = { rps: forward.statuses['2xx'] / SECONDS, p50: forward.p50, p99: forward.p99 };
+
     console.error(`[${label}] session checks while logins saturate the CPU`);
     const background = load({ ...loginSpec, duration: SECONDS + 3 });
     await sleep(1500);
@@ -457,6 +464,13 @@ const rows = [
     show: (f) => (f.session.userMicros === undefined ? 'n/a' : `${fmt(f.session.userMicros)} µs user + ${fmt(f.session.kernelMicros)} µs kernel`),
     value: (f) => f.session.userMicros,
     target: '',
+  },
+  {
+    name: 'forward-auth check alone (to the session check)',
+    show: (f) => `${fmt(f.forward.rps)}/s p50 ${f.forward.p50} ms p99 ${f.forward.p99} ms = ${fmt(f.forward.rps / f.session.rps, 2)}×`,
+    value: (f) => f.forward.rps / f.session.rps,
+    target: '≥ 0.9 × session check',
+    ok: (f) => f.forward.rps >= 0.9 * f.session.rps,
   },
   {
     name: 'session check while logins saturate',
