@@ -24,6 +24,7 @@ import type { RateLimits } from './limits/rate-limits.js';
 import type { Logger } from './logger.js';
 import { createMetricsRoutes, measureRequests, metricsRouteDocs } from './metrics/http.js';
 import type { SharedParts } from './parts.js';
+import { MAX_IMPORT_BODY_BYTES, USER_IMPORT_PATH } from './user-transfer/body.js';
 
 const MAX_USER_AGENT_CHARS = 512;
 
@@ -163,6 +164,13 @@ function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'cl
       throw payloadTooLarge();
     },
   });
+  // The user import alone takes a larger body (NDJSON, user-transfer/body.ts).
+  const limitImportBody = bodyLimit({
+    maxSize: MAX_IMPORT_BODY_BYTES,
+    onError: () => {
+      throw new AppError('payload_too_large', 413, `The import body must be at most ${MAX_IMPORT_BODY_BYTES} bytes (10 MiB).`);
+    },
+  });
   const apiEdges: MiddlewareHandler<AppEnv> = async (c, next) => {
     const preflight = origins.answerCors(c);
     if (preflight !== undefined) return preflight;
@@ -171,7 +179,7 @@ function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'cl
     // reads bodies itself (ConnectionInfo.readBody) gets the limit applied there, when a route
     // reads the body (http/json-body.ts).
     if (c.req.method === 'GET' || c.req.method === 'HEAD' || c.env?.readBody !== undefined) return next();
-    return limitBody(c, next);
+    return (c.req.path === USER_IMPORT_PATH ? limitImportBody : limitBody)(c, next);
   };
   app.use('/api/*', apiEdges);
 }

@@ -14,6 +14,7 @@ import { passkeys } from './passkeys/capability.js';
 import { passwordReset } from './password-reset/capability.js';
 import { passwordSignIn } from './password-sign-in/capability.js';
 import { sessions } from './session/capability.js';
+import { userTransfer } from './user-transfer/capability.js';
 import { pages } from './web/capability.js';
 
 export const CAPABILITIES: readonly Capability[] = [
@@ -27,5 +28,7 @@ export const CAPABILITIES: readonly Capability[] = [
   passkeys,
   pages,
   providers,
+  // Before admin: its /users/:id would take /users/export for a user id.
+  userTransfer,
   admin,
 ];

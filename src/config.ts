@@ -25,6 +25,7 @@ import { passwordResetSettings } from './password-reset/settings.js';
 import { passwordSignInSettings } from './password-sign-in/settings.js';
 import { readServerSettings, serverSettings } from './server-settings.js';
 import { sessionSettings } from './session/settings.js';
+import { userTransferSettings } from './user-transfer/settings.js';
 import {
   createSettingsReader,
   type Env,
@@ -56,6 +57,7 @@ const SETTINGS = [
   passkeySettings,
   providerSettings,
   adminSettings,
+  userTransferSettings,
   metricsSettings,
   limitSettings,
   auditSettings,

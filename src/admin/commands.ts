@@ -11,7 +11,11 @@ import { createStores } from '../db/stores.js';
 import { openLimiterBackend } from '../limits/limiter-backend.js';
 import { createLoginLock } from '../limits/login-lock.js';
 import { createLogger } from '../logger.js';
-import { AUDIT_USAGE, USERS_USAGE, UsageError, auditCommand, usersCommand, type CliParts } from './cli.js';
+import { TRANSFER_USAGE, userTransferCommand } from '../user-transfer/cli.js';
+import { AUDIT_USAGE, USERS_USAGE as USER_TOOLS_USAGE, UsageError, auditCommand, usersCommand, type CliParts } from './cli.js';
+
+/** The user tools, and import and export (user-transfer/cli.ts). */
+const USERS_USAGE = `${USER_TOOLS_USAGE}\n${TRANSFER_USAGE}`;
 
 /** Opens what the commands use, runs `command`, and closes it all, whatever happens. */
 async function withAdminParts(config: Readonly<Config>, command: (parts: CliParts) => Promise<void>): Promise<void> {
@@ -50,11 +54,12 @@ const wantsHelp = (args: readonly string[]): boolean => args[0] === '--help' || 
 export const ADMIN_COMMANDS: readonly CliCommand[] = [
   {
     name: 'users',
-    summary: "users <list|show|disable|enable|revoke-sessions|unlock|ip-locks|delete> …  operators' user tools (gatehouse users --help)",
+    summary: "users <list|show|disable|enable|revoke-sessions|unlock|ip-locks|delete|import|export> …  operators' user tools (gatehouse users --help)",
     usage: USERS_USAGE,
     async run(config, args) {
       if (args[0] === undefined) throw new UsageError('Name a users command.', USERS_USAGE);
       if (wantsHelp(args) || args[0] === 'help') return void console.log(USERS_USAGE);
+      if (args[0] === 'import' || args[0] === 'export') return userTransferCommand(config, args, USERS_USAGE);
       await withAdminParts(config, (parts) => usersCommand(parts, [...args]));
     },
   },

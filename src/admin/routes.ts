@@ -53,12 +53,16 @@ function unauthorizedAdmin(): AppError {
   return new AppError('admin_unauthorized', 401, 'The admin API needs the header Authorization: Bearer <ADMIN_API_KEY>, with the right key.');
 }
 
-export function createAdminRoutes(deps: AdminRouteDeps): Hono<AppEnv> {
+/**
+ * The check every /api/admin route runs first: RATE_LIMIT_ADMIN, then the key. Also used by the
+ * user import and export (user-transfer/routes.ts), which are mounted before these routes.
+ */
+export function adminKeyCheck(deps: Pick<AdminRouteDeps, 'apiKey' | 'limits'>): MiddlewareHandler<AppEnv> {
   const macKey = randomBytes(32);
   const digest = (text: string): Buffer => createHmac('sha256', macKey).update(text).digest();
   const expected = digest(deps.apiKey);
 
-  const requireAdminKey: MiddlewareHandler<AppEnv> = async (c, next) => {
+  return async (c, next) => {
     // Answers here are for one operator's tool: never stored by a cache on the way.
     setAnswerHeader(c, 'Cache-Control', 'no-store');
     const ctx = c.get('requestContext');
@@ -73,6 +77,10 @@ export function createAdminRoutes(deps: AdminRouteDeps): Hono<AppEnv> {
     }
     await next();
   };
+}
+
+export function createAdminRoutes(deps: AdminRouteDeps): Hono<AppEnv> {
+  const requireAdminKey = adminKeyCheck(deps);
 
   const operatorOf = (ctx: { ip: string; userAgent: string | null; now: Date }): Operator => ({
     actor: 'admin',

@@ -20,6 +20,8 @@ export interface UsersTable {
   disabled_at: number | null;
   /** 1: the password was chosen before the address was proved (migration 012, users/secure-unverified.ts). */
   password_unproven: number;
+  /** The id another system knew the user by, from an import (migration 014); unique; null for most. */
+  external_id: string | null;
 }
 
 export interface SessionsTable {

@@ -4,7 +4,8 @@ import type { NewUser, User, UserStore } from '../users/user.js';
 import { isUniqueViolation } from './errors.js';
 import type { Database, UsersTable } from './schema.js';
 
-export function toUser(row: Selectable<UsersTable>): User {
+/** The session check selects the user's columns but `external_id`, which no flow reads. */
+export function toUser(row: Omit<Selectable<UsersTable>, 'external_id'>): User {
   return {
     id: row.id,
     email: row.email,

@@ -53,6 +53,8 @@ ${passkeysSection(hasPassword)}
 
 ${twoFactorSection(hasPassword)}
 
+${downloadSection()}
+
 ${deleteSection(hasPassword)}
 
 <nav class="links" aria-label="Other actions"><p><a href="/dashboard">Back to your account</a></p></nav>`,
@@ -163,6 +165,15 @@ ${hasPassword ? currentPasswordField('mfa-regenerate-current') : null}
 ${hasPassword ? currentPasswordField('mfa-disable-current') : null}
 <button type="submit" class="secondary" data-busy-text="Turning off…">Turn off two-factor sign-in</button>
 </form>
+</section>`;
+}
+
+/** A plain link: the browser sends the session cookie and saves the answer (Content-Disposition), no script needed. */
+function downloadSection(): SafeHtml {
+  return html`<section class="section" aria-labelledby="download-title">
+<h2 id="download-title">Your data</h2>
+<p>One file with everything Gatehouse holds about you: your account, sessions, linked sign-ins, passkeys, two-factor state and your account's activity. It never holds a password, token or secret.</p>
+<p><a id="download-data" class="button secondary" href="/api/auth/account/export" download>Download my data</a></p>
 </section>`;
 }
 

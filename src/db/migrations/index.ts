@@ -16,6 +16,7 @@ import * as m010 from './010-passkeys.js';
 import * as m011 from './011-disabled-accounts.js';
 import * as m012 from './012-unproven-passwords.js';
 import * as m013 from './013-oauth-pending-links.js';
+import * as m014 from './014-user-import.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '011-disabled-accounts': m011,
   '012-unproven-passwords': m012,
   '013-oauth-pending-links': m013,
+  '014-user-import': m014,
 };
