@@ -228,8 +228,10 @@ export async function importUsers(
     }
     batch = [];
   };
-  for await (const text of lines) {
+  for await (const raw of lines) {
     lineNumber += 1;
+    // A file saved with a byte-order mark: readline keeps it on the first line.
+    const text = lineNumber === 1 && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
     if (text.trim() === '') continue;
     batch.push({ line: lineNumber, parsed: parseImportLine(text) });
     if (batch.length >= IMPORT_BATCH_LINES) await flush();
