@@ -10,6 +10,9 @@ import { CAPABILITIES } from './capabilities.js';
 import { startBanner } from './banner.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { explainStartError } from './connection-errors.js';
+import { readDatabaseSettings, type DatabaseSettings } from './db/settings.js';
+import { diagnose, formatFindings } from './doctor.js';
 import { migrateToLatest, openDatabase } from './db/connect.js';
 import { createStores } from './db/stores.js';
 import { AppError } from './errors.js';
@@ -24,13 +27,14 @@ import { startServer } from './server.js';
 /** The commands capabilities bring (the operators' `users` and `audit`: src/admin/commands.ts). */
 const CAPABILITY_COMMANDS = new Map(CAPABILITIES.flatMap((capability) => capability.commands ?? []).map((command) => [command.name, command]));
 
-const CORE_COMMANDS = ['serve', 'migrate', 'mail', 'outbox'] as const;
+const CORE_COMMANDS = ['serve', 'migrate', 'doctor', 'mail', 'outbox'] as const;
 const COMMANDS: readonly string[] = [...CORE_COMMANDS, ...CAPABILITY_COMMANDS.keys()];
 
 const USAGE = [
   `Usage: gatehouse [${COMMANDS.join('|')}]`,
   '  serve          run the server (default); configuration from the environment, see docs/configuration.md',
-  '  migrate        apply pending database migrations and exit',
+  '  migrate        apply pending database migrations and exit (needs only DATABASE_URL)',
+  '  doctor         check this environment for production: one line per finding with its fix; exit 1 on a problem',
   '  mail [--once]  send queued emails over SMTP_URL until stopped (--once: send what is due, then exit)',
   '  outbox [--limit N]  list queued, sent and dead emails (never their links)',
   ...[...CAPABILITY_COMMANDS.values()].map((command) => `  ${command.summary}`),
@@ -86,7 +90,14 @@ async function serveCommand(config: Readonly<Config>, envFile: EnvFileOutcome): 
   }
 }
 
-async function migrateCommand(config: Readonly<Config>): Promise<void> {
+/** DATABASE_URL and its companions only: see readDatabaseSettings. */
+function loadDatabaseSettings(env: NodeJS.ProcessEnv): DatabaseSettings {
+  const { settings, problems } = readDatabaseSettings(env);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return settings;
+}
+
+async function migrateCommand(config: Readonly<DatabaseSettings>): Promise<void> {
   const database = openDatabase(config.database, { queryTimeoutMs: config.databaseQueryTimeoutMs });
   try {
     const { results = [] } = await migrateToLatest(database);
@@ -95,6 +106,15 @@ async function migrateCommand(config: Readonly<Config>): Promise<void> {
   } finally {
     await database.close();
   }
+}
+
+/** Every finding on stdout; exit 1 when one is a problem. Configuration errors are findings here, not a refusal to run. */
+async function doctorCommand(envFile: EnvFileOutcome): Promise<void> {
+  const line = describeEnvFile(envFile);
+  if (line !== null) console.log(line.message);
+  const { text, problems } = formatFindings(await diagnose(process.env));
+  console.log(text);
+  if (problems > 0) process.exitCode = 1;
 }
 
 async function mailCommand(config: Readonly<Config>, envFile: EnvFileOutcome, once: boolean): Promise<void> {
@@ -146,10 +166,12 @@ async function main(argv: string[]): Promise<void> {
   // Before loadConfig, which then sees the file's values as if they had been exported; the
   // variables already set keep theirs (process.loadEnvFile never overrides one).
   const envFile = readEnvFile(process.env, process.cwd(), (file) => process.loadEnvFile(file));
+  envFileRead = envFile;
+  if (command === 'migrate') return migrateCommand(loadDatabaseSettings(process.env));
+  if (command === 'doctor') return doctorCommand(envFile);
   const config = loadConfig(process.env);
   const capabilityCommand = CAPABILITY_COMMANDS.get(command);
   if (capabilityCommand !== undefined) await capabilityCommand.run(config, argv.slice(1));
-  else if (command === 'migrate') await migrateCommand(config);
   else if (command === 'mail') await mailCommand(config, envFile, argv.includes('--once'));
   else if (command === 'outbox') {
     const limitAt = argv.indexOf('--limit');
@@ -157,6 +179,16 @@ async function main(argv: string[]): Promise<void> {
     if (!Number.isInteger(limit) || limit < 1) throw new ConfigError(['--limit: expected a whole number of at least 1']);
     await outboxCommand(config, limit);
   } else await serveCommand(config, envFile);
+}
+
+/** The settings file read at start, so that a bad value it gave is reported with its file. */
+let envFileRead: EnvFileOutcome = { kind: 'none' };
+
+/** A problem about a variable the settings file gave, followed by that file's name (the environment holds no trace of where a value came from). */
+function withSourceFile(problem: string): string {
+  if (envFileRead.kind !== 'read') return problem;
+  const name = /^([A-Z][A-Z0-9_]*)\b/.exec(problem)?.[1];
+  return name !== undefined && envFileRead.set.includes(name) ? `${problem} (${name} is set in ${envFileRead.file})` : problem;
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
@@ -169,8 +201,11 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     console.error(error.message);
     process.exit(1);
   }
+  const explained = explainStartError(error, process.env);
   if (error instanceof ConfigError) {
-    console.error(`Gatehouse cannot start.\n${error.message}`);
+    console.error(`Gatehouse cannot start.\n${new ConfigError(error.problems.map(withSourceFile)).message}`);
+  } else if (explained !== null) {
+    console.error(`Gatehouse cannot start.\n${explained}`);
   } else {
     const { code, message } = error as { code?: string; message?: string };
     console.error(`Gatehouse cannot start: ${message ?? String(error)}${code ? ` (${code})` : ''}`);

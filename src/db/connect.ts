@@ -281,19 +281,30 @@ function once(close: () => Promise<void>): () => Promise<void> {
   return () => (closing ??= close());
 }
 
-/** Applies every pending migration; throws with the failing migration's error. */
-export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResultSet> {
+/** Kysely's migrator over our migrations, with its bookkeeping tables in the schema we use. */
+async function migratorFor(db: DatabaseHandle): Promise<Migrator> {
   // Kysely looks for its bookkeeping tables in every schema unless told which one: another
   // schema's kysely_migration (another app, another test run) would be taken for ours.
   const migrationTableSchema =
     db.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema : undefined;
-  const migrator = new Migrator({
+  // (The migrator's table lookup goes through CurrentSchemaIntrospector above, so a schema
+  // dropped meanwhile by someone else cannot fail it.)
+  return new Migrator({
     db: db.kysely,
     provider: { getMigrations: async () => migrations },
     ...(migrationTableSchema ? { migrationTableSchema } : {}),
   });
-  // (The migrator's table lookup goes through CurrentSchemaIntrospector above, so a schema
-  // dropped meanwhile by someone else cannot fail it.)
+}
+
+/** The names of the migrations not yet applied, in order (`gatehouse doctor`). */
+export async function pendingMigrations(db: DatabaseHandle): Promise<string[]> {
+  const known = await (await migratorFor(db)).getMigrations();
+  return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
+}
+
+/** Applies every pending migration; throws with the failing migration's error. */
+export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResultSet> {
+  const migrator = await migratorFor(db);
   const result = await migrator.migrateToLatest();
   if (result.error !== undefined) throw result.error instanceof Error ? result.error : new Error(String(result.error));
   return result;

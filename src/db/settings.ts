@@ -1,6 +1,6 @@
 /** @module The database's settings: which database, how long a statement may take, migrations at start. */
 import path from 'node:path';
-import { defineSettings } from '../settings.js';
+import { createSettingsReader, defineSettings, type Env } from '../settings.js';
 
 export type DatabaseTarget = { kind: 'sqlite'; filename: string } | { kind: 'postgres'; connectionString: string };
 
@@ -45,3 +45,14 @@ export const databaseSettings = defineSettings({
     };
   },
 });
+
+/**
+ * The database's settings alone, and the problems with them: `gatehouse migrate` runs before a
+ * deployment's other secrets need to exist (a release job, an init container), and `gatehouse
+ * doctor` checks the database even when another setting is wrong.
+ */
+export function readDatabaseSettings(env: Env): { settings: DatabaseSettings; problems: string[] } {
+  const problems: string[] = [];
+  const settings = databaseSettings.read(createSettingsReader(env, problems), { mode: 'default', baseUrl: '', httpsBaseUrl: false });
+  return { settings, problems };
+}

@@ -5,7 +5,7 @@ import type { Mailer } from './outbox.js';
 // Bounded waits: a hanging SMTP server fails the attempt (retried later) instead of stalling.
 const TIMEOUT_MS = 15_000;
 
-export function createSmtpMailer(options: { url: string; from: string; tls: 'required' | 'off' }): Mailer {
+export function createSmtpMailer(options: { url: string; from: string; tls: 'required' | 'off' }): Mailer & { verify(): Promise<void> } {
   const nodemailer = requireOptional('nodemailer') as typeof import('nodemailer');
   const plainUrl = options.url.startsWith('smtp://');
   // One options object with the URL inside: given as a second argument, these settings would be
@@ -36,6 +36,10 @@ export function createSmtpMailer(options: { url: string; from: string; tls: 'req
         text: email.text,
         ...(email.html !== null ? { html: email.html } : {}),
       });
+    },
+    /** Connects, upgrades as SMTP_TLS requires, signs in, and hangs up (`gatehouse doctor`). */
+    async verify() {
+      await transport.verify();
     },
     async close() {
       transport.close();
