@@ -154,7 +154,7 @@ function cliOperator(parts: CliParts): Operator {
 function warnIfLocksInMemory(parts: CliParts): void {
   if (parts.limiterKind !== 'memory') return;
   parts.err(
-    'Note: login locks are counted in the server process memory (no REDIS_URL, SQLite database): this command cannot see or lift them. Use POST /api/admin/users/<id>/unlock on the running server.',
+    'Note: login locks are counted in the server process memory (no REDIS_URL, SQLite database): this command cannot see or lift them. Use the admin API of the running server: POST /api/admin/users/<id>/unlock, GET /api/admin/ip-locks, POST /api/admin/ip-locks/<ip>/unlock.',
   );
 }
 
