@@ -1,5 +1,6 @@
 /**
- * @module A dedicated, bounded pool of worker threads for bcrypt.
+ * @module A dedicated, bounded pool of worker threads for bcrypt (and for checking password hashes
+ * imported from other systems: imported/verifier-source.ts).
  *
  * bcrypt's async API runs on libuv's shared 4-thread pool, where it queues in front of
  * everything else that uses that pool (file system calls, DNS, WebCrypto). Here each hash runs
@@ -12,10 +13,17 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { serviceUnavailable } from '../errors.js';
+import { IMPORTED_VERIFIER_SOURCE } from './imported/verifier-source.js';
 
 export interface HashPool {
   hash(data: string, rounds: number): Promise<string>;
   compare(data: string, hash: string): Promise<boolean>;
+  /**
+   * Checks `password` against a hash imported from another system (imported-hashes.ts), in a
+   * hashing thread, taking at least as long as a bcrypt compare against `padHash` takes there:
+   * a fast legacy format must not answer sooner than an unknown email (which costs that compare).
+   */
+  verifyImported(password: string, hash: string, padHash: string): Promise<boolean>;
   close(): Promise<void>;
   /** Jobs waiting for a thread now, and jobs running (for the metrics, read at scrape time). */
   load(): { queued: number; running: number };
@@ -29,7 +37,10 @@ export interface HashPoolOptions {
 }
 
 type Job = {
-  message: { op: 'hash'; data: string; rounds: number } | { op: 'compare'; data: string; hash: string };
+  message:
+    | { op: 'hash'; data: string; rounds: number }
+    | { op: 'compare'; data: string; hash: string }
+    | { op: 'verifyImported'; password: string; hash: string; padHash: string };
   resolve: (value: never) => void;
   reject: (error: Error) => void;
 };
@@ -39,25 +50,51 @@ type Job = {
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const os = require('node:os');
+const crypto = require('node:crypto');
 const bcrypt = require(workerData.bcryptPath);
+const argon2 = require(workerData.argon2Path);
 try { os.setPriority(workerData.niceness); } catch {}
+${IMPORTED_VERIFIER_SOURCE}
+// How long a bcrypt compare takes in this thread, per cost (a moving average), to pad to.
+const compareMs = new Map();
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+function timedCompare(data, hash) {
+  const started = performance.now();
+  const result = bcrypt.compareSync(data, hash);
+  const took = performance.now() - started;
+  const cost = hash.slice(4, 6);
+  const previous = compareMs.get(cost);
+  compareMs.set(cost, previous === undefined ? took : previous * 0.8 + took * 0.2);
+  return result;
+}
+function paddedVerifyImported(job) {
+  const started = performance.now();
+  let result = false;
+  // A stored hash that cannot be read never matches (and is no server error).
+  try { result = verifyImported(job.password, job.hash) === true; } catch {}
+  const target = compareMs.get(job.padHash.slice(4, 6));
+  if (target === undefined) timedCompare('', job.padHash);
+  else if (performance.now() - started < target) Atomics.wait(sleeper, 0, 0, target - (performance.now() - started));
+  return result;
+}
 parentPort.on('message', (job) => {
   try {
-    const result = job.op === 'hash' ? bcrypt.hashSync(job.data, job.rounds) : bcrypt.compareSync(job.data, job.hash);
+    const result =
+      job.op === 'hash' ? bcrypt.hashSync(job.data, job.rounds) : job.op === 'compare' ? timedCompare(job.data, job.hash) : paddedVerifyImported(job);
     parentPort.postMessage({ result });
   } catch (error) {
     parentPort.postMessage({ error: String((error && error.message) || error) });
   }
 });
 `;
-
 /** Niceness of the hashing threads: lower priority than the event loop, never needing root. */
 const HASH_THREAD_NICENESS = 10;
 
 export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const size = Math.max(1, options.size ?? os.availableParallelism());
   const maxQueue = options.maxQueue ?? 1024;
-  const bcryptPath = createRequire(import.meta.url).resolve('bcrypt');
+  const require = createRequire(import.meta.url);
+  const workerData = { bcryptPath: require.resolve('bcrypt'), argon2Path: require.resolve('@node-rs/argon2'), niceness: HASH_THREAD_NICENESS };
   const queue: Job[] = [];
   const idle: Worker[] = [];
   const busy = new Map<Worker, Job>();
@@ -80,7 +117,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   const spawn = (): void => {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { bcryptPath, niceness: HASH_THREAD_NICENESS },
+      workerData,
       // A hashing thread holds a few strings at a time: small heaps keep each thread's memory
       // to a few megabytes instead of a default-sized V8 heap.
       resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 12 },
@@ -130,6 +167,7 @@ export function createHashPool(options: HashPoolOptions = {}): HashPool {
   return {
     hash: (data, rounds) => submit<string>({ op: 'hash', data, rounds }),
     compare: (data, hash) => submit<boolean>({ op: 'compare', data, hash }),
+    verifyImported: (password, hash, padHash) => submit<boolean>({ op: 'verifyImported', password, hash, padHash }),
     load: () => ({ queued: queue.length, running: busy.size }),
     async close() {
       closed = true;

@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { HashPool } from './hash-pool.js';
+import { isImportedHash } from './imported-hashes.js';
 import { normalizePassword } from './rules.js';
 
 export interface PasswordHasher {
@@ -20,7 +21,10 @@ export interface PasswordHasher {
    * cases take the time of a wrong password and reveal nothing.
    */
   verify(password: string, passwordHash: string | null): Promise<boolean>;
-  /** True when `passwordHash` was made at another cost than this hasher's (BCRYPT_ROUNDS changed since). */
+  /**
+   * True when `passwordHash` was made at another cost than this hasher's (BCRYPT_ROUNDS changed
+   * since), or was imported from another system: the first sign-in then stores Gatehouse's own.
+   */
   needsRehash(passwordHash: string): boolean;
 }
 
@@ -38,11 +42,12 @@ function prehash(password: string): string {
  * Hashes secrets with bcrypt at a fixed cost, comparing against a dummy hash of that cost when
  * there is nothing to compare with (so a miss costs what a hit costs).
  */
-export function createSecretHasher(pool: HashPool, rounds: number): PasswordHasher {
+export function createSecretHasher(pool: HashPool, rounds: number): PasswordHasher & { dummyHash: Promise<string> } {
   // A real hash of a random value at the configured cost, computed once in the background.
   const dummyHash = pool.hash(createHash('sha256').update(String(Math.random())).digest('base64'), rounds);
   dummyHash.catch(() => {});
   return {
+    dummyHash,
     hash: (secret) => pool.hash(secret, rounds),
     needsRehash: (hash) => bcryptCost(hash) !== rounds,
     async verify(secret, hash) {
@@ -59,7 +64,12 @@ export function createBcryptHasher(options: { rounds: number; pool: HashPool }):
   const secrets = createSecretHasher(options.pool, options.rounds);
   return {
     hash: (password) => secrets.hash(prehash(password)),
-    verify: (password, passwordHash) => secrets.verify(prehash(password), passwordHash),
-    needsRehash: (passwordHash) => secrets.needsRehash(passwordHash),
+    async verify(password, passwordHash) {
+      // An imported hash was made from the password itself, the way its own system hashed it; it
+      // is checked in the hashing pool too, and never answers sooner than a compare at our cost.
+      if (passwordHash !== null && isImportedHash(passwordHash)) return options.pool.verifyImported(password, passwordHash, await secrets.dummyHash);
+      return secrets.verify(prehash(password), passwordHash);
+    },
+    needsRehash: (passwordHash) => isImportedHash(passwordHash) || secrets.needsRehash(passwordHash),
   };
 }
