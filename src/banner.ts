@@ -58,7 +58,10 @@ function githubLine(config: Readonly<Config>): BannerLine {
       details: { capability: 'github', state: 'on', callback },
     };
   }
-  if (config.oauthUnset.length === variables.length) {
+  // AUTH_SECRET and ENCRYPTION_KEY_BASE64 serve other capabilities too (two-factor, other
+  // providers): only a GitHub variable of its own says someone meant to turn GitHub on.
+  const githubMeant = !config.oauthUnset.includes('GITHUB_CLIENT_ID') || !config.oauthUnset.includes('GITHUB_CLIENT_SECRET');
+  if (!githubMeant) {
     return {
       level: 'info',
       message: `Sign in with GitHub is off: set ${variables.join(', ')} to turn it on`,
@@ -157,6 +160,31 @@ function metricsLine(config: Readonly<Config>): BannerLine | null {
 }
 
 /**
+ * Where rate limits and login locks count: an operator behind a load balancer must know whether
+ * the instances share them. The Redis address without its password, its database and key prefix.
+ */
+function limitsLine(config: Readonly<Config>): BannerLine {
+  if (config.redisUrl !== null) {
+    const url = new URL(config.redisUrl);
+    const server = url.host;
+    const db = /^\/(\d+)$/.exec(url.pathname)?.[1] ?? url.searchParams.get('db') ?? '0';
+    return {
+      level: 'info',
+      message: `Limits and locks count in Redis at ${server}, database ${db}, keys under ${config.redisKeyPrefix}: (shared by every instance using it)`,
+      details: { limits: 'redis', server, db: Number(db), prefix: config.redisKeyPrefix },
+    };
+  }
+  if (config.database.kind === 'postgres') {
+    return { level: 'info', message: 'Limits and locks count in PostgreSQL (shared by every instance on this database)', details: { limits: 'postgres' } };
+  }
+  return {
+    level: 'info',
+    message: "Limits and locks count in this process's memory: each instance counts its own and a restart forgets them; set REDIS_URL to share them",
+    details: { limits: 'memory', variables: ['REDIS_URL'] },
+  };
+}
+
+/**
  * The start banner, in order. `listeningUrl` is the bound address (what a local client connects
  * to; the "listening on" line is what bench/lib.mjs and the tests wait for), while BASE_URL is
  * the address to open: the only origin whose pages may sign in (docs/http-api.md).
@@ -177,6 +205,7 @@ export function startBanner(config: Readonly<Config>, listeningUrl: string, star
       details: { baseUrl: base, register: `${base}/register`, login: `${base}/login` },
     },
     databaseLine(config),
+    limitsLine(config),
     githubLine(config),
     ...oidcLines(config),
   ];

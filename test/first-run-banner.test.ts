@@ -38,6 +38,7 @@ describe('startBanner()', () => {
       'Gatehouse listening on http://127.0.0.1:3000 (mode: default, database: sqlite)',
       'Open http://localhost:3000 in a browser: http://localhost:3000/register to create an account, http://localhost:3000/login to sign in',
       expect.stringMatching(/^Database: SQLite file \/.*\/data\/gatehouse\.db\. Data folder: \/.*\/data$/),
+      "Limits and locks count in this process's memory: each instance counts its own and a restart forgets them; set REDIS_URL to share them",
       'Sign in with GitHub is off: set GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, AUTH_SECRET, ENCRYPTION_KEY_BASE64 to turn it on',
       'Two-factor sign-in is off: set ENCRYPTION_KEY_BASE64 (openssl rand -base64 32) to turn it on',
       'Email delivery is off: emails are printed to this console instead; set SMTP_URL to send them',
@@ -80,6 +81,32 @@ describe('startBanner()', () => {
     expect(github[0]?.level).toBe('warn');
     expect(github[0]?.message).toBe(
       'Sign in with GitHub is off: GITHUB_CLIENT_SECRET must be set; AUTH_SECRET must be at least 16 characters; ENCRYPTION_KEY_BASE64 must be set (base64 of 32 random bytes)',
+    );
+  });
+
+  test('GitHub: the variables other capabilities share (AUTH_SECRET, ENCRYPTION_KEY_BASE64) do not make a GitHub warning; GITHUB_CLIENT_ID alone does', () => {
+    const shared = startBanner(loadConfig({ AUTH_SECRET: 'a'.repeat(24), ENCRYPTION_KEY_BASE64: KEY }), 'http://127.0.0.1:1', 1);
+    const line = shared.find((entry) => entry.message.includes('GitHub'));
+    expect(line?.level).toBe('info');
+    expect(line?.message).toBe('Sign in with GitHub is off: set GITHUB_CLIENT_ID, GITHUB_CLIENT_SECRET, AUTH_SECRET, ENCRYPTION_KEY_BASE64 to turn it on');
+    const meant = startBanner(loadConfig({ GITHUB_CLIENT_ID: 'id', AUTH_SECRET: 'a'.repeat(24), ENCRYPTION_KEY_BASE64: KEY }), 'http://127.0.0.1:1', 1);
+    expect(meant.find((entry) => entry.message.includes('GitHub'))).toMatchObject({
+      level: 'warn',
+      message: 'Sign in with GitHub is off: GITHUB_CLIENT_SECRET must be set',
+    });
+  });
+
+  test('where limits count: Redis host, database and prefix (never its password), PostgreSQL, or memory', () => {
+    const limitsOf = (env: Record<string, string>) => startBanner(loadConfig(env), 'http://127.0.0.1:1', 1).find((line) => line.message.startsWith('Limits'));
+    const redis = limitsOf({ REDIS_URL: 'redis://:hunter2@cache.internal:6380/2', REDIS_KEY_PREFIX: 'auth-prod' });
+    expect(redis?.message).toBe(
+      'Limits and locks count in Redis at cache.internal:6380, database 2, keys under auth-prod: (shared by every instance using it)',
+    );
+    expect(redis?.details).toEqual({ limits: 'redis', server: 'cache.internal:6380', db: 2, prefix: 'auth-prod' });
+    expect(JSON.stringify(redis)).not.toContain('hunter2');
+    expect(limitsOf({ REDIS_URL: 'redis://127.0.0.1:6379' })?.message).toContain('at 127.0.0.1:6379, database 0, keys under gatehouse:');
+    expect(limitsOf({ DATABASE_URL: 'postgres://u:p@db.internal:5432/auth' })?.message).toBe(
+      'Limits and locks count in PostgreSQL (shared by every instance on this database)',
     );
   });
 
