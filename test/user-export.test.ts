@@ -125,6 +125,23 @@ describeEachDialect('user export and a person’s own data', (dialect) => {
     expect(audited).toHaveLength(1);
   });
 
+  test('account export: an imported provider link is listed without any token', async () => {
+    const imported = {
+      email: 'li@example.com',
+      password: { algorithm: 'bcrypt', hash: BCRYPT_HASH },
+      providers: [{ provider: 'github', providerUserId: '31', login: 'li' }],
+    };
+    await admin(t, 'POST', '/users/import', JSON.stringify(imported));
+    const signedIn = await login(t, 'li@example.com', IMPORTED_PASSWORD);
+    expect(signedIn.status).toBe(200);
+    const text = await (await t.request('GET', '/api/auth/account/export', { cookie: cookieFrom(signedIn, SESSION)! })).text();
+    const document = JSON.parse(text);
+    expect(document.linkedSignIns).toEqual([{ provider: 'github', login: 'li', linkedAt: expect.any(String) }]);
+    expect(document.sessions[0].methods).toEqual(['password']);
+    expect(text).not.toContain(BCRYPT_HASH.slice(7));
+    expect(text).not.toMatch(/access_?token|refresh_?token/i);
+  });
+
   test('RATE_LIMIT_ACCOUNT_EXPORT: past it, 429 with Retry-After', async () => {
     const limited = await createTestGatehouse(dialect, { env: { ...env, RATE_LIMIT_ACCOUNT_EXPORT: '2/1h' } });
     others.push(limited);

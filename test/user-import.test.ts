@@ -112,9 +112,19 @@ describeEachDialect('POST /api/admin/users/import', (dialect) => {
     expect(clash.failed).toEqual([{ line: 1, error: 'externalId: belongs to another user' }]);
   });
 
+  test('a file of several batches: line numbers run on across them, a bad line in the middle stops nothing', async () => {
+    const lines = Array.from({ length: 1201 }, (_, i) => (i === 700 ? '[1, 2]' : line({ email: `p${i}@example.com`, externalId: `e${i}` })));
+    const body = await (await importBody(lines.join('\n'))).json();
+    expect([body.imported, body.failed]).toEqual([1200, [{ line: 701, error: 'expected a JSON object' }]]);
+    expect(Number(await userCount())).toBe(1200);
+    const again = await (await importBody(lines.join('\n'))).json();
+    expect([again.imported, again.skipped]).toEqual([0, 1200]);
+  });
+
   test('the admin key, the media type, the 10 MiB bound and the query are checked', async () => {
     const noKey = await t.request('POST', '/api/admin/users/import', { body: MIXED, headers: { 'content-type': 'application/x-ndjson' } });
     expect(noKey.status).toBe(401);
+    expect((await t.request('GET', '/api/admin/users/export', { headers: { authorization: 'Bearer wrong-key' } })).status).toBe(401);
     expect((await importBody(MIXED, '', { 'content-type': 'application/json' })).status).toBe(415);
     const big = await importBody(`${line({ email: 'a@example.com' })}\n`.repeat(1 + (10 * 1024 * 1024) / 20));
     expect([big.status, (await big.json()).error]).toEqual([413, 'payload_too_large']);
