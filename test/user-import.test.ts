@@ -112,6 +112,21 @@ describeEachDialect('POST /api/admin/users/import', (dialect) => {
     expect(clash.failed).toEqual([{ line: 1, error: 'externalId: belongs to another user' }]);
   });
 
+  test('onConflict=update with disabled: true ends the sessions the user holds; disabled: false lets them in again', async () => {
+    await importBody(line({ email: 'ana@example.com', password: { algorithm: 'bcrypt', hash: BCRYPT_HASH } }));
+    const signedIn = await login('ana@example.com');
+    const cookie = signedIn.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('gatehouse_session='))!
+      .split(';')[0]!;
+    expect((await t.request('GET', '/api/auth/session', { cookie })).status).toBe(200);
+    expect((await (await importBody(line({ email: 'ana@example.com', disabled: true }), '?onConflict=update')).json()).updated).toBe(1);
+    expect((await t.request('GET', '/api/auth/session', { cookie })).status).toBe(401);
+    expect((await login('ana@example.com')).status).toBe(403);
+    await importBody(line({ email: 'ana@example.com', disabled: false }), '?onConflict=update');
+    expect((await login('ana@example.com')).status).toBe(200);
+  });
+
   test('a file of several batches: line numbers run on across them, a bad line in the middle stops nothing', async () => {
     const lines = Array.from({ length: 1201 }, (_, i) => (i === 700 ? '[1, 2]' : line({ email: `p${i}@example.com`, externalId: `e${i}` })));
     const body = await (await importBody(lines.join('\n'))).json();
