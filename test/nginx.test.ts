@@ -17,12 +17,14 @@ import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { freePort } from './support/free-port.js';
 import { nginxConfig, nginxInstalled, selfSignedCertificate, startNginx, type RunningNginx } from './support/nginx.js';
 import { startServerProcess, type ServerProcess } from './support/server-process.js';
 
 const installed = nginxInstalled();
+const CHROMIUM = '/usr/bin/chromium';
 if (!installed) {
   const message = 'nginx suite skipped: /usr/sbin/nginx (or openssl) is not installed (apt-get install nginx-light).';
   if (process.env.REQUIRE_NGINX === '1') throw new Error(`${message} REQUIRE_NGINX=1 forbids skipping.`);
@@ -276,6 +278,38 @@ describe.skipIf(!installed)('Gatehouse behind a real nginx', () => {
     // Signed out: the same cookie no longer opens the backend.
     expect((await send(CLIENT_B, 'POST', '/api/auth/logout', { json: {}, headers: { cookie } })).status).toBe(200);
     expect((await send(CLIENT_B, 'GET', '/app/reports', { headers: { cookie } })).status).toBe(302);
+  });
+
+  // The round trip in a real browser, when Debian's Chromium is there (the browser suites require it in CI).
+  test.skipIf(!fs.existsSync(CHROMIUM))('in a browser: the protected path → the sign-in page → signed in, back on that path, which sees who', async () => {
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-quic',
+        '--no-first-run',
+        '--host-resolver-rules=MAP localhost 127.0.0.1',
+      ],
+    });
+    try {
+      // The test's own certificate, which the browser does not know: trusted for this context only.
+      const context = await browser.newContext({ ignoreHTTPSErrors: true });
+      const page = await context.newPage();
+      await page.goto(`${origin}/app/inbox`);
+      expect(new URL(page.url()).pathname).toBe('/login');
+      expect(new URL(page.url()).searchParams.get('return_to')).toBe('/app/inbox');
+      await page.fill('#email', 'bob@example.com');
+      await page.fill('#password', PASSWORD);
+      await page.click('button[type="submit"]');
+      await page.waitForURL(`${origin}/app/inbox`);
+      const seen = JSON.parse((await page.textContent('body')) ?? '{}') as { headers: Record<string, string> };
+      expect(seen.headers).toMatchObject({ 'x-auth-email': 'bob@example.com', 'x-auth-methods': 'password' });
+    } finally {
+      await browser.close();
+    }
   });
 
   test('nginx logged no error on the way', () => {
