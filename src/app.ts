@@ -12,6 +12,7 @@ import { CAPABILITIES } from './capabilities.js';
 import type { MountedRoutes } from './capability.js';
 import { isDatabaseUnavailable } from './db/errors.js';
 import { AppError } from './errors.js';
+import { createAllowedMethods } from './http/method-not-allowed.js';
 import { jsonAnswer, mergeAnswerHeaders, setAnswerHeader, startAnswer } from './http/answer.js';
 import { resolveClientIp } from './http/client-ip.js';
 import { createOriginRules } from './http/cross-site.js';
@@ -97,7 +98,13 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
   for (const { prefix, routes } of deps.routes) app.route(prefix, routes);
 
-  app.notFound((c) => jsonAnswer(c, { error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404));
+  const allowedMethods = createAllowedMethods(() => app.routes);
+  app.notFound((c) => {
+    const allow = allowedMethods(c.req.path);
+    if (allow.length === 0) return jsonAnswer(c, { error: 'not_found', message: `No route for ${c.req.method} ${c.req.path}.` }, 404);
+    setAnswerHeader(c, 'Allow', allow.join(', '));
+    return jsonAnswer(c, { error: 'method_not_allowed', message: `${c.req.path} does not take ${c.req.method}; it takes ${allow.join(', ')}.` }, 405);
+  });
   app.onError(errorAnswer(deps.parts.logger));
   return app;
 }
@@ -155,6 +162,10 @@ function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'cl
     origins.refuseCrossSite(c);
     await next();
     mergeAnswerHeaders(c);
+    // LOG_LEVEL=debug: one line per refused request, to see why a client gets its 4xx. The path
+    // only: a query string may carry a token.
+    const status = c.res.status;
+    if (status >= 400 && status < 500) parts.logger.debug({ requestId, method: c.req.method, path: c.req.path, status }, 'request refused');
   };
   app.use('*', requestContext);
 

@@ -10,6 +10,7 @@ export const ERROR_CODES = [
   'invalid_token',
   'not_authenticated',
   'not_found',
+  'method_not_allowed',
   'rate_limited',
   'account_locked',
   'unsupported_media_type',
@@ -36,7 +37,7 @@ export const ERROR_CODES = [
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 415 | 429 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 503;
 
 /**
  * The status each code is usually answered with, for the OpenAPI document (http/openapi.ts); a
@@ -50,6 +51,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   invalid_token: 400,
   not_authenticated: 401,
   not_found: 404,
+  method_not_allowed: 405,
   rate_limited: 429,
   account_locked: 429,
   unsupported_media_type: 415,

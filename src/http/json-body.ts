@@ -23,12 +23,22 @@ export function isJsonContentType(contentType: string | undefined): boolean {
   return mediaType === 'application/json';
 }
 
-type SchemaIssue = { readonly message: string; readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined };
+type SchemaIssue = {
+  readonly message: string;
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined;
+  /** zod's issue code, beside the Standard Schema fields. */
+  readonly code?: string;
+};
+
+/** zod says a missing field is "Invalid input: expected string, received undefined"; a person reads "is required". */
+function issueMessage(issue: SchemaIssue): string {
+  return issue.code === 'invalid_type' && / received undefined$/.test(issue.message) ? 'is required' : issue.message;
+}
 
 export function toValidationIssues(issues: readonly SchemaIssue[]): ValidationIssue[] {
   return issues.map((issue) => ({
     path: (issue.path ?? []).map((segment) => String(typeof segment === 'object' ? segment.key : segment)).join('.'),
-    message: issue.message,
+    message: issueMessage(issue),
   }));
 }
 
