@@ -507,6 +507,10 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     const page = await openPage();
     await page.goto(verificationUrl);
     await screenshots(page, 'verify-email-decline');
+    // Deleting asks first: the button that deletes shows only once the person says it was not them.
+    expect(await page.locator('#decline-form button').isVisible()).toBe(false);
+    await page.click('#decline summary');
+    expect(await page.locator('#decline-form button').textContent()).toBe('Yes, delete this account');
     await page.click('#decline-form button');
     expect(await waitForMessage(page, /deleted/)).toBe(
       'The account registered with your email address has been deleted. Nothing more will be sent to you about it.',

@@ -35,6 +35,19 @@ describeEachDialect('pre-hijacking: "I did not create this account"', (dialect) 
   }
   const decline = (token: unknown) => t.request('POST', '/api/auth/verify-email/decline', { json: { token } });
 
+  test('the verification page asks before deleting: the deleting button sits in a closed disclosure opened by "I did not create this account"', async () => {
+    const { token } = await squat();
+    const page = await (await t.request('GET', `/verify-email?token=${encodeURIComponent(token)}`)).text();
+    const disclosure = /<details id="decline">([\s\S]*?)<\/details>/.exec(page);
+    expect(disclosure).not.toBeNull();
+    expect(disclosure![1]).toContain('<summary>I did not create this account</summary>');
+    expect(disclosure![1]).toMatch(/<form id="decline-form"[^>]*data-api="\/api\/auth\/verify-email\/decline"[\s\S]*>Yes, delete this account<\/button>/);
+    expect(disclosure![1]).toContain('cannot be undone');
+    // Closed until asked, and the only way to the deletion.
+    expect(page).not.toMatch(/<details id="decline" open/);
+    expect(page.match(/verify-email\/decline/g)).toHaveLength(1);
+  });
+
   test('the owner of the mailbox deletes the squatted account: the attacker is signed out and cannot sign in; the address is free', async () => {
     const { attackerCookie, token, userId } = await squat();
     expect((await t.request('GET', '/api/auth/session', { cookie: attackerCookie })).status).toBe(200);

@@ -244,11 +244,14 @@ export function renderVerifyEmailPage(ctx: PageContext, options: { token: string
 <input type="hidden" name="token" value="${options.token}">
 <button type="submit" class="primary" data-busy-text="Confirming…">Confirm</button>
 </form>
+<details id="decline">
+<summary>I did not create this account</summary>
 <form id="decline-form" method="post" action="/verify-email" novalidate data-api="/api/auth/verify-email/decline">
-<p>Did you not create an account with this address? Then someone else did, with a password of their own. Delete it, and everything they set up with it:</p>
+<p>Then someone else did, with a password of their own. Deleting it removes the account and everything set up with it, and cannot be undone. If you did create it, close this and press Confirm instead.</p>
 <input type="hidden" name="token" value="${options.token}">
-<button type="submit" data-busy-text="Deleting…">I did not create this account</button>
+<button type="submit" class="danger" data-busy-text="Deleting…">Yes, delete this account</button>
 </form>
+</details>
 <p id="continue" hidden><a class="button primary" href="/dashboard">Go to your account</a></p>`,
   });
 }
