@@ -152,6 +152,11 @@ describeEachDialect('operators see and lift address locks', (dialect) => {
           await usersCommand(parts, ['unlock', '--ip', SPRAYER]);
           expect(out).toEqual([`Unlocked the address ${SPRAYER}.`]);
           await expect(usersCommand(parts, ['unlock', '--ip', 'nope'])).rejects.toThrow(/--ip: must be an IPv4 or IPv6 address/);
+          // An account that was not locked: the operator is pointed at the address locks.
+          await register('asks@example.com');
+          out.length = 0;
+          await usersCommand(parts, ['unlock', 'asks@example.com']);
+          expect(out).toEqual([expect.stringMatching(/^asks@example\.com was not locked; .*gatehouse users ip-locks$/)]);
         } finally {
           await backend.close();
         }

@@ -241,7 +241,12 @@ export async function usersCommand(parts: CliParts, args: string[]): Promise<voi
     case 'unlock': {
       warnIfLocksInMemory(parts);
       const { wasLocked } = await unlockUser(parts.deps, user, cliOperator(parts));
-      parts.out(wasLocked ? `Unlocked ${name}.` : `${name} was not locked; its failed attempts are forgotten.`);
+      parts.out(
+        wasLocked
+          ? `Unlocked ${name}.`
+          : // The refusal someone reports may be their address's lock, not the account's.
+            `${name} was not locked; its failed attempts are forgotten. If sign-ins are still refused, the address may be locked: gatehouse users ip-locks`,
+      );
       return;
     }
     default:
