@@ -1,5 +1,6 @@
 /**
- * Gatehouse behind a real nginx (Debian's), as docs/production.md sets it up: TLS at nginx with a
+ * Gatehouse behind a real nginx (Debian's), configured by the blocks of docs/production.md and
+ * docs/integrating.md as they are written: TLS at nginx with a
  * certificate made by openssl, TRUST_PROXY=1 and an https BASE_URL. Clients connect from their
  * own loopback addresses (127.0.0.2, 127.0.0.3), so the address nginx puts in X-Forwarded-For is
  * the client's real one, not something the test writes in a header.
@@ -65,54 +66,36 @@ async function startBackend(): Promise<{ port: number; child: ChildProcess }> {
   return { port, child };
 }
 
+/** The `index`-th ```nginx block of a guide. */
+function guideBlock(file: string, index: number): string {
+  const blocks = [...fs.readFileSync(file, 'utf8').matchAll(/```nginx\n([\s\S]*?)```/g)].map((match) => match[1]!);
+  const block = blocks[index];
+  if (block === undefined) throw new Error(`${file} has no nginx block ${index}`);
+  return block;
+}
+
+/** `text` with `from` replaced, which must be there: a guide that changed shape fails here, not silently. */
+function swap(text: string, from: string | RegExp, to: string): string {
+  const swapped = text.replace(from, to);
+  if (swapped === text) throw new Error(`the guide no longer has ${String(from)}`);
+  return swapped;
+}
+
 /**
- * The configuration of docs/production.md (proxy) and docs/integrating.md (forward-auth), with
- * the ports of this run.
+ * The configuration the guides show, taken from them as written: docs/production.md's proxy
+ * (its first server block; the port-80 redirect is left out) with docs/integrating.md's
+ * forward-auth blocks inside it. Only the addresses, ports and certificate paths of this run change.
  */
 function siteConfig(options: { port: number; gatehousePort: number; backendPort: number; cert: string; key: string }): string {
-  return `
-  upstream gatehouse { server 127.0.0.1:${options.gatehousePort}; }
-  upstream backend { server 127.0.0.1:${options.backendPort}; }
-  server {
-    listen 127.0.0.1:${options.port} ssl;
-    server_name localhost;
-    ssl_certificate ${options.cert};
-    ssl_certificate_key ${options.key};
-
-    # Gatehouse: its pages and its API.
-    location / {
-      proxy_pass http://gatehouse;
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      proxy_set_header X-Forwarded-Proto $scheme;
-    }
-
-    # The team's own backend, for signed-in people only.
-    location /app/ {
-      auth_request /_gatehouse_forward;
-      auth_request_set $auth_user_id $upstream_http_x_auth_user_id;
-      auth_request_set $auth_email $upstream_http_x_auth_email;
-      auth_request_set $auth_methods $upstream_http_x_auth_methods;
-      proxy_set_header X-Auth-User-Id $auth_user_id;
-      proxy_set_header X-Auth-Email $auth_email;
-      proxy_set_header X-Auth-Methods $auth_methods;
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-      error_page 401 = @login;
-      proxy_pass http://backend;
-    }
-    location = /_gatehouse_forward {
-      internal;
-      proxy_pass http://gatehouse/api/auth/forward;
-      proxy_pass_request_body off;
-      proxy_set_header Content-Length "";
-      proxy_set_header Host $http_host;
-      proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-    }
-    location @login {
-      return 302 /login?return_to=$request_uri;
-    }
-  }`;
+  let proxy = guideBlock('docs/production.md', 0);
+  proxy = swap(proxy, 'server 127.0.0.1:3000;', `server 127.0.0.1:${options.gatehousePort};`);
+  proxy = swap(proxy, 'listen 443 ssl;', `listen 127.0.0.1:${options.port} ssl;`);
+  proxy = swap(proxy, /ssl_certificate\s+\S+;/, `ssl_certificate ${options.cert};`);
+  proxy = swap(proxy, /ssl_certificate_key\s+\S+;/, `ssl_certificate_key ${options.key};`);
+  proxy = swap(proxy, /\n\s*server \{\s*listen 80;[\s\S]*$/, '\n');
+  const forward = swap(guideBlock('docs/integrating.md', 0), 'proxy_pass http://127.0.0.1:8080;', `proxy_pass http://127.0.0.1:${options.backendPort};`);
+  // The forward-auth locations go inside the server block, before its closing brace.
+  return swap(proxy, /\}\s*$/, `${forward}}\n`);
 }
 
 describe.skipIf(!installed)('Gatehouse behind a real nginx', () => {
