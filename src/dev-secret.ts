@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
-import type { Logger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
 import { PRIVATE_FILE_MODE, filesOpenToOthers, makePrivateDirectory, octalMode, writePrivateFile } from './private-files.js';
 import { randomBase64url, randomBytes, secureRandom } from './random.js';
 
@@ -83,4 +83,16 @@ export function withPersistedDevEncryptionKey(config: Readonly<Config>, logger: 
     }
   }
   return Object.freeze({ ...config, generatedEncryptionKey: key });
+}
+
+/**
+ * What `gatehouse serve` does before it starts, for a host that embeds Gatehouse: outside
+ * production, an unset JWT_SECRET and ENCRYPTION_KEY_BASE64 are generated once into the data
+ * folder and read from there afterwards (so sessions survive a restart). In production the
+ * configuration comes back unchanged: loadConfig already refused it without JWT_SECRET.
+ */
+export function withDevelopmentSecrets(config: Readonly<Config>, logger?: Logger): Readonly<Config> {
+  if (config.mode === 'production') return config;
+  const log = logger ?? createLogger({ level: config.logLevel });
+  return withPersistedDevEncryptionKey(withPersistedDevSecret(config, log), log);
 }

@@ -124,7 +124,9 @@ export interface Infrastructure {
  */
 export async function buildSharedParts(config: Readonly<Config>, options: GatehouseOptions): Promise<{ parts: SharedParts; infrastructure: Infrastructure }> {
   if (config.jwtSecret === null) {
-    throw new ConfigError(['JWT_SECRET: required; set it to a random string of at least 32 characters']);
+    throw new ConfigError([
+      'JWT_SECRET: required; set it to a random string of at least 32 characters, or outside production pass the configuration through withDevelopmentSecrets() to generate one in the data folder',
+    ]);
   }
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger({ level: config.logLevel });
