@@ -17,7 +17,7 @@ import * as m011 from './011-disabled-accounts.js';
 import * as m012 from './012-unproven-passwords.js';
 import * as m013 from './013-oauth-pending-links.js';
 import * as m014 from './014-user-import.js';
-import * as m016 from './016-imported-password-hashes.js';
+import * as m015 from './015-imported-password-hashes.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -33,5 +33,5 @@ export const migrations: Record<string, Migration> = {
   '012-unproven-passwords': m012,
   '013-oauth-pending-links': m013,
   '014-user-import': m014,
-  '016-imported-password-hashes': m016,
+  '015-imported-password-hashes': m015,
 };
