@@ -13,8 +13,10 @@ import { pbkdf2Sync, scryptSync } from 'node:crypto';
 import path from 'node:path';
 import { verify as argon2Verify } from '@node-rs/argon2';
 import bcrypt from 'bcrypt';
-import { describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
+const ADMIN_KEY = 'admin-key-for-tests-0123456789-abcdefghij';
 const FIXTURES = path.resolve('test/fixtures/migrating');
 const fixture = (name: string) => path.join(FIXTURES, name);
 
@@ -293,4 +295,52 @@ describe('tools/migrate converters, on sample exports of each system', { timeout
     const auth0 = await convert('auth0', []);
     expect([auth0.code, auth0.stderr.trim()]).toEqual([2, 'error: give --hashes FILE and/or --users FILE']);
   });
+});
+
+describeEachDialect('converted exports imported into Gatehouse: everyone signs in with the password they had', (dialect) => {
+  // A Gatehouse of its own for each source: a team imports from one system, and two systems'
+  // ids (Django's 1, 2, 3 and WordPress's) would meet as the same externalId.
+  let t: TestGatehouse;
+  beforeEach(async () => {
+    t = await createTestGatehouse(dialect, {
+      env: { ADMIN_API_KEY: ADMIN_KEY, RATE_LIMIT_LOGIN: '1000/15m', RATE_LIMIT_ADMIN: '1000/1m', LOCKOUT_MAX_FAILURES: '1000' },
+    });
+  });
+  afterEach(async () => {
+    await t?.close();
+  });
+
+  const admin = (method: string, url: string, body?: string) =>
+    t.request(method, `/api/admin${url}`, {
+      ip: '192.0.2.50',
+      body,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/x-ndjson' }) },
+    });
+  const login = (email: string, password: string) => t.request('POST', '/api/auth/login', { json: { email, password } });
+
+  for (const { source, args, passwords } of SOURCES) {
+    test(
+      `${source}: the converter's output imports with no line refused; each person signs in (a disabled one once enabled), a wrong password does not`,
+      { timeout: 120_000 },
+      async () => {
+        const { code, lines } = await convert(source, args);
+        expect(code).toBe(0);
+        const response = await admin('POST', '/users/import', lines.map((line) => JSON.stringify(line)).join('\n') + '\n');
+        expect(response.status).toBe(200);
+        expect(await response.json()).toMatchObject({ imported: lines.length, skipped: 0, failed: [] });
+        for (const [email, password] of Object.entries(passwords)) {
+          const line = lines.find((candidate) => candidate.email === email)!;
+          expect((await login(email, `${password}-not`)).status, `${email}: a wrong password`).toBe(401);
+          if (line.disabled) {
+            expect((await login(email, password)).status, `${email}: disabled`).toBe(403);
+            const found = (await (await admin('GET', `/users?query=${encodeURIComponent(email)}`)).json()) as { users: { id: string }[] };
+            expect((await admin('POST', `/users/${found.users[0]!.id}/enable`)).status).toBe(200);
+          }
+          expect((await login(email, password)).status, `${email} (${line.password!.algorithm})`).toBe(200);
+          // The second sign-in checks the bcrypt hash stored at the first, not the imported one.
+          expect((await login(email, password)).status, `${email}: after the rehash`).toBe(200);
+        }
+      },
+    );
+  }
 });
