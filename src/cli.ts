@@ -15,6 +15,7 @@ import { readDatabaseSettings, type DatabaseSettings } from './db/settings.js';
 import { diagnose, formatFindings } from './doctor.js';
 import { migrateToLatest, openDatabase } from './db/connect.js';
 import { createStores } from './db/stores.js';
+import { BackupRefused, backupDatabase } from './backup.js';
 import { AppError } from './errors.js';
 import { createSmtpMailer } from './outbox/smtp-mailer.js';
 import { formatOutboxTable, runMailWorker } from './outbox/worker.js';
@@ -27,7 +28,7 @@ import { startServer } from './server.js';
 /** The commands capabilities bring (the operators' `users` and `audit`: src/admin/commands.ts). */
 const CAPABILITY_COMMANDS = new Map(CAPABILITIES.flatMap((capability) => capability.commands ?? []).map((command) => [command.name, command]));
 
-const CORE_COMMANDS = ['serve', 'migrate', 'doctor', 'mail', 'outbox'] as const;
+const CORE_COMMANDS = ['serve', 'migrate', 'doctor', 'backup', 'mail', 'outbox'] as const;
 const COMMANDS: readonly string[] = [...CORE_COMMANDS, ...CAPABILITY_COMMANDS.keys()];
 
 const USAGE = [
@@ -35,6 +36,7 @@ const USAGE = [
   '  serve          run the server (default); configuration from the environment, see docs/configuration.md',
   '  migrate        apply pending database migrations and exit (needs only DATABASE_URL)',
   '  doctor         check this environment for production: one line per finding with its fix; exit 1 on a problem',
+  '  backup FILE    copy the SQLite database into FILE while the server runs (SQLite online backup; needs only DATABASE_URL)',
   '  mail [--once]  send queued emails over SMTP_URL until stopped (--once: send what is due, then exit)',
   '  outbox [--limit N]  list queued, sent and dead emails (never their links)',
   ...[...CAPABILITY_COMMANDS.values()].map((command) => `  ${command.summary}`),
@@ -108,6 +110,19 @@ async function migrateCommand(config: Readonly<DatabaseSettings>): Promise<void>
   }
 }
 
+async function backupCommand(config: Readonly<DatabaseSettings>, file: string | undefined): Promise<void> {
+  if (file === undefined || file.startsWith('-'))
+    throw new UsageError('backup: name the file to write, e.g. gatehouse backup backups/gatehouse-2026-11-27.db', USAGE);
+  try {
+    const { pages } = await backupDatabase(config.database, file);
+    console.log(`Backed up ${pages} pages to ${file} (readable by this user only).`);
+  } catch (error) {
+    if (!(error instanceof BackupRefused)) throw error;
+    console.error(error.message);
+    process.exitCode = 1;
+  }
+}
+
 /** Every finding on stdout; exit 1 when one is a problem. Configuration errors are findings here, not a refusal to run. */
 async function doctorCommand(envFile: EnvFileOutcome): Promise<void> {
   const line = describeEnvFile(envFile);
@@ -169,6 +184,7 @@ async function main(argv: string[]): Promise<void> {
   envFileRead = envFile;
   if (command === 'migrate') return migrateCommand(loadDatabaseSettings(process.env));
   if (command === 'doctor') return doctorCommand(envFile);
+  if (command === 'backup') return backupCommand(loadDatabaseSettings(process.env), argv[1]);
   const config = loadConfig(process.env);
   const capabilityCommand = CAPABILITY_COMMANDS.get(command);
   if (capabilityCommand !== undefined) await capabilityCommand.run(config, argv.slice(1));
