@@ -14,6 +14,7 @@ import type { PasskeyStore } from './passkeys/store.js';
 import type { ResetTokenStore } from './password-reset/store.js';
 import type { SessionStore } from './session/store.js';
 import type { UserStore } from './users/user.js';
+import type { WebhookEventStore } from './webhooks/events.js';
 
 export interface Stores {
   users: UserStore;
@@ -28,6 +29,8 @@ export interface Stores {
   recoveryCodes: RecoveryCodeStore;
   emailSignIns: EmailSignInStore;
   passkeys: PasskeyStore;
+  /** Webhook events, written in the transaction of the change they report (webhooks/events.ts). */
+  webhookEvents: WebhookEventStore;
   /** Runs `work` in one transaction; nested calls join the outer one. */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
 }

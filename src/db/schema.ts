@@ -188,6 +188,57 @@ export interface OAuthPendingLinksTable extends Omit<AccountsTable, 'id' | 'upda
   expires_at: number;
 }
 
+export interface WebhookEndpointsTable {
+  id: string;
+  url: string;
+  /** The filter as `,type,type,` or `,*,` (016-webhooks.ts). */
+  events: string;
+  description: string | null;
+  secret_sealed: string;
+  /** The secret before the last rotation, still signing beside the new one until `previous_secret_until`. */
+  previous_secret_sealed: string | null;
+  previous_secret_until: number | null;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  /** When the current run of failed attempts began; null after a success. */
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  type: string;
+  user_id: string | null;
+  /** The JSON body sent: `{ type, timestamp, data }`. */
+  payload: string;
+  created_at: number;
+}
+
+export interface WebhookDeliveriesTable {
+  seq: Generated<number>;
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  user_id: string | null;
+  status: string;
+  attempt_count: Generated<number>;
+  next_attempt_at: number | null;
+  claim_id: string | null;
+  locked_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookDeliveryAttemptsTable {
+  id: Generated<number>;
+  delivery_id: string;
+  at: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -203,4 +254,8 @@ export interface Database {
   recovery_codes: RecoveryCodesTable;
   email_sign_in_tokens: EmailSignInTokensTable;
   passkeys: PasskeysTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
 }

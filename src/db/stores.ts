@@ -11,6 +11,7 @@ import type { Database } from './schema.js';
 import { createSessionStore } from './session-store.js';
 import { createEmailChangeTokenStore, createResetTokenStore, createVerificationTokenStore } from './token-stores.js';
 import { createUserStore } from './user-store.js';
+import { createWebhookEventStore } from './webhook-event-store.js';
 
 export type { Stores };
 
@@ -29,6 +30,7 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
       recoveryCodes: createRecoveryCodeStore(executor),
       emailSignIns: createEmailSignInStore(executor),
       passkeys: createPasskeyStore(executor),
+      webhookEvents: createWebhookEventStore(executor),
       transaction: (work) => (inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true)))),
     };
     return stores;

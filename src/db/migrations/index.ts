@@ -18,6 +18,7 @@ import * as m012 from './012-unproven-passwords.js';
 import * as m013 from './013-oauth-pending-links.js';
 import * as m014 from './014-user-import.js';
 import * as m015 from './015-imported-password-hashes.js';
+import * as m016 from './016-webhooks.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '013-oauth-pending-links': m013,
   '014-user-import': m014,
   '015-imported-password-hashes': m015,
+  '016-webhooks': m016,
 };
