@@ -26,6 +26,7 @@ import { passwordSignInSettings } from './password-sign-in/settings.js';
 import { readServerSettings, serverSettings } from './server-settings.js';
 import { sessionSettings } from './session/settings.js';
 import { userTransferSettings } from './user-transfer/settings.js';
+import { webhookSettings } from './webhooks/settings.js';
 import {
   createSettingsReader,
   type Env,
@@ -58,6 +59,7 @@ const SETTINGS = [
   providerSettings,
   adminSettings,
   userTransferSettings,
+  webhookSettings,
   metricsSettings,
   limitSettings,
   auditSettings,

@@ -33,6 +33,10 @@ export const ERROR_CODES = [
   'admin_unauthorized',
   'malformed_request',
   'passkey_limit_reached',
+  'invalid_webhook_url',
+  'webhook_limit_reached',
+  'webhook_disabled',
+  'already_delivered',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -74,6 +78,10 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   admin_unauthorized: 401,
   malformed_request: 400,
   passkey_limit_reached: 409,
+  invalid_webhook_url: 400,
+  webhook_limit_reached: 409,
+  webhook_disabled: 409,
+  already_delivered: 409,
 };
 
 export interface ValidationIssue {

@@ -86,7 +86,7 @@ export interface AuditListInput {
 
 type RawQuery = Record<string, string | undefined>;
 
-function parse<S extends z.ZodType>(schema: S, raw: RawQuery): z.output<S> {
+export function parse<S extends z.ZodType>(schema: S, raw: RawQuery): z.output<S> {
   const result = schema['~standard'].validate(raw);
   if (result instanceof Promise) throw new Error('query schemas must be synchronous');
   if (result.issues !== undefined) throw validationError(toValidationIssues(result.issues));

@@ -38,7 +38,14 @@ export type AuditEventType =
   // Users brought in by an operator (`metadata`: the counts and `actor`), and a person's own data
   // taken out (user-transfer/).
   | 'users_imported'
-  | 'account_exported';
+  | 'account_exported'
+  // Webhook endpoints (`metadata`: the endpoint's id and url, `actor`; never its secret):
+  // `webhook_disabled` also by the delivery worker after 5 days of failures (`actor: system`).
+  | 'webhook_created'
+  | 'webhook_updated'
+  | 'webhook_deleted'
+  | 'webhook_secret_rotated'
+  | 'webhook_disabled';
 
 export type AuditMetadata = Record<string, string | number | boolean | null>;
 
