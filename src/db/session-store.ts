@@ -179,6 +179,14 @@ export function createSessionStore(db: Kysely<Database>, options: SessionStoreOp
       return Number(result.numDeletedRows);
     },
 
+    async deleteUserSessionsReturningIds(userId, keepSessionId) {
+      let query = db.deleteFrom('sessions').where('user_id', '=', userId);
+      if (keepSessionId !== null) query = query.where('id', '!=', keepSessionId);
+      // RETURNING on both dialects (SQLite 3.35+): the ids come from the delete itself, not a read before it.
+      const rows = await query.returning('id').execute();
+      return rows.map((row) => row.id);
+    },
+
     async deleteExpiredSessions(now) {
       const result = await db.deleteFrom('sessions').where('expires_at', '<=', now.getTime()).executeTakeFirst();
       return Number(result.numDeletedRows);

@@ -10,11 +10,19 @@ import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import { accountDisabled } from '../errors.js';
 import type { User } from '../users/user.js';
 import type { RequestContext } from '../request-context.js';
+import type { Stores } from '../stores.js';
+import { emitEvent, type EventSubject, type SessionRevokedReason, type WebhookEventStore } from '../webhooks/events.js';
 import type { SessionStore } from './store.js';
 import type { SessionTokenCodec } from './token.js';
 
 export interface SessionDeps {
   sessions: SessionStore;
+  /**
+   * Opens the transaction that inserts a session with its `session.created` event (and deletes one
+   * with its `session.revoked`), so the event exists exactly when the row does. Absent (deps built
+   * by hand in a test), sessions are made and ended without an event.
+   */
+  transaction?: Stores['transaction'];
   tokens: SessionTokenCodec;
   sessionExpiresInSeconds: number;
   /**
@@ -57,17 +65,43 @@ export interface ValidSession {
  * `methods`: how the sign-in was proven (`password`, `totp`, `github`, …), kept in the row for `session.methods`.
  * Every sign-in passes here: a disabled account (src/admin/) gets 403 `account_disabled`, whichever
  * flow it came through (the flows also check earlier, where their order of work needs it).
+ * `user`: the user signing in (its address goes in the event), or a bare id (tests).
  */
-export async function issueSession(deps: SessionDeps, userId: string, client: SessionClient, methods: readonly string[]): Promise<IssuedSession> {
+export async function issueSession(deps: SessionDeps, user: string | EventSubject, client: SessionClient, methods: readonly string[]): Promise<IssuedSession> {
+  const subject: EventSubject = typeof user === 'string' ? { id: user, email: null } : { id: user.id, email: user.email };
   const { now, ip, userAgent } = client;
   const id = randomUUID();
   // JWT times have one-second resolution; the row keeps the same instant as the token.
   const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expiresAt = new Date(issuedAt.getTime() + deps.sessionExpiresInSeconds * 1000);
-  const token = deps.tokens.sign({ userId, sessionId: id, issuedAt, expiresAt });
-  if (!(await deps.sessions.createSession({ id, userId, tokenHash: sha256Hex(token), expiresAt, createdAt: now, ip, userAgent, methods })))
-    throw accountDisabled();
+  const token = deps.tokens.sign({ userId: subject.id, sessionId: id, issuedAt, expiresAt });
+  const row = { id, userId: subject.id, tokenHash: sha256Hex(token), expiresAt, createdAt: now, ip, userAgent, methods };
+  // The insert and its event (one read of the endpoints; writes only when one wants it), together.
+  const created =
+    deps.transaction === undefined
+      ? await deps.sessions.createSession(row)
+      : await deps.transaction(async (tx) => {
+          if (!(await tx.sessions.createSession(row))) return false;
+          await emitEvent(tx, now, 'session.created', subject, { sessionId: id, methods: methods.join('+') });
+          return true;
+        });
+  if (!created) throw accountDisabled();
   return { id, token, expiresAt };
+}
+
+/**
+ * Reports sessions just deleted in `stores`' transaction (DESIGN §11.2 `session.revoked`); nothing
+ * when none was.
+ */
+export async function reportSessionsRevoked(
+  stores: { webhookEvents: WebhookEventStore },
+  now: Date,
+  user: EventSubject,
+  sessionIds: readonly string[],
+  reason: SessionRevokedReason,
+): Promise<void> {
+  if (sessionIds.length === 0) return;
+  await emitEvent(stores, now, 'session.revoked', { id: user.id, email: user.email }, { sessionIds: [...sessionIds], reason });
 }
 
 /**
@@ -109,6 +143,10 @@ function isIdle(idleTimeoutMs: number | null | undefined, lastSeenAt: Date, now:
   return now.getTime() - lastSeenAt.getTime() > idleTimeoutMs + LAST_SEEN_INTERVAL_MS;
 }
 
-export async function revokeSession(deps: Pick<SessionDeps, 'sessions'>, sessionId: string): Promise<void> {
-  await deps.sessions.deleteSession(sessionId);
+/** Ends one session of `user` (logout), with its `session.revoked` event when it still existed. */
+export async function revokeSession(deps: Pick<SessionDeps, 'sessions' | 'transaction'>, user: EventSubject, sessionId: string, now: Date): Promise<void> {
+  if (deps.transaction === undefined) return deps.sessions.deleteSession(sessionId);
+  await deps.transaction(async (tx) => {
+    if (await tx.sessions.deleteUserSession(user.id, sessionId)) await reportSessionsRevoked(tx, now, user, [sessionId], 'logout');
+  });
 }

@@ -49,7 +49,7 @@ export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
       await acceptNoBody(c);
       const valid = await readValidSession(c, deps);
       if (valid !== null) {
-        await revokeSession(deps.session, valid.session.id);
+        await revokeSession(deps.session, valid.user, valid.session.id, c.get('requestContext').now);
         await recordAudit(deps.audit, c.get('requestContext'), 'logout', valid.user.id, { sessionId: valid.session.id });
       }
       clearSessionCookie(c, deps.cookie);

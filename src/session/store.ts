@@ -40,5 +40,10 @@ export interface SessionStore {
   /** Deletes every session of the user but `keepSessionId`; returns how many. */
   deleteOtherUserSessions(userId: string, keepSessionId: string): Promise<number>;
   deleteUserSessions(userId: string): Promise<number>;
+  /**
+   * Deletes every session of the user, but `keepSessionId` when given; returns the ids deleted,
+   * for the `session.revoked` event that reports them (webhooks/events.ts).
+   */
+  deleteUserSessionsReturningIds(userId: string, keepSessionId: string | null): Promise<string[]>;
   deleteExpiredSessions(now: Date): Promise<number>;
 }
