@@ -177,6 +177,7 @@ export async function buildSharedParts(config: Readonly<Config>, options: Gateho
     background,
     session: {
       sessions: stores.sessions,
+      transaction: stores.transaction,
       tokens: createSessionTokenCodec(config.jwtSecret),
       sessionExpiresInSeconds: config.sessionExpiresInSeconds,
       onSeen: createLastSeenRecorder(stores.sessions, background),
@@ -191,6 +192,7 @@ export async function buildSharedParts(config: Readonly<Config>, options: Gateho
       baseUrl: config.baseUrl,
       maxFailures: config.lockout.maxFailures,
       lockedForMinutes: Math.ceil(config.lockout.durationSeconds / 60),
+      lockedForSeconds: config.lockout.durationSeconds,
       onEmailQueued: emailPump.kick,
     },
     emailQueued: emailPump.kick,

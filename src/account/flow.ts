@@ -24,9 +24,10 @@ import { assertNotBreached, type BreachCheck } from '../credentials/breach-check
 import { assertNotContextPassword, contextWordsFor } from '../credentials/common-passwords.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
-import type { ValidSession } from '../session/flow.js';
+import { reportSessionsRevoked, type ValidSession } from '../session/flow.js';
 import type { Stores } from '../stores.js';
 import type { User } from '../users/user.js';
+import { emitEvent } from '../webhooks/events.js';
 import { reauthenticate, type ReauthDeps } from '../credentials/reauthenticate.js';
 
 export const EMAIL_CHANGE_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -66,7 +67,12 @@ export async function listSessions(deps: Pick<AccountDeps, 'stores'>, signedIn: 
 
 /** Ends one of the user's sessions; 404 for any other id, theirs or nobody's alike (no oracle). True when it was the current one. */
 export async function revokeOneSession(deps: Pick<AccountDeps, 'stores'>, signedIn: ValidSession, sessionId: string, ctx: RequestContext): Promise<boolean> {
-  if (!(await deps.stores.sessions.deleteUserSession(signedIn.user.id, sessionId))) throw notFound('No such session.');
+  const revoked = await deps.stores.transaction(async (tx) => {
+    if (!(await tx.sessions.deleteUserSession(signedIn.user.id, sessionId))) return false;
+    await reportSessionsRevoked(tx, ctx.now, signedIn.user, [sessionId], 'revoked');
+    return true;
+  });
+  if (!revoked) throw notFound('No such session.');
   const current = sessionId === signedIn.session.id;
   await recordAudit(deps.stores.audit, ctx, 'session_revoked', signedIn.user.id, { sessionId, current });
   return current;
@@ -77,7 +83,9 @@ export async function revokeOtherSessions(deps: Pick<AccountDeps, 'stores'>, sig
   // change that someone asked from another session ends with it.
   const revoked = await deps.stores.transaction(async (tx) => {
     await tx.emailChangeTokens.deleteUserEmailChangeTokens(signedIn.user.id);
-    return tx.sessions.deleteOtherUserSessions(signedIn.user.id, signedIn.session.id);
+    const ids = await tx.sessions.deleteUserSessionsReturningIds(signedIn.user.id, signedIn.session.id);
+    await reportSessionsRevoked(tx, ctx.now, signedIn.user, ids, 'revoked_others');
+    return ids.length;
   });
   await recordAudit(deps.stores.audit, ctx, 'session_revoked', signedIn.user.id, { scope: 'others', count: revoked });
   return revoked;
@@ -101,8 +109,10 @@ export async function changePassword(
   const notify = user.email !== null && (await mayNotify(deps.notices, user.id, 'password_changed', ctx.now));
   await deps.stores.transaction(async (tx) => {
     await tx.users.setPassword(user.id, passwordHash);
+    await emitEvent(tx, ctx.now, 'user.password_changed', user, { how: 'change' });
     // Whoever else holds a session of this account (perhaps the reason for the change) is out.
-    await tx.sessions.deleteOtherUserSessions(user.id, signedIn.session.id);
+    const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, signedIn.session.id);
+    await reportSessionsRevoked(tx, ctx.now, user, revokedIds, 'password_changed');
     // A pending email change may have been asked by whoever the change locks out.
     await tx.emailChangeTokens.deleteUserEmailChangeTokens(user.id);
     if (notify && user.email !== null) {
@@ -192,8 +202,15 @@ export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: 
     // must roll back (the token stays unspent; the answer stays 409 while the address is taken).
     if ((await tx.users.changeEmail(user.id, record.newEmail)) === 'email_taken')
       throw conflict('email_exists', 'Another account uses this email address now.');
+    const moved = { id: user.id, email: record.newEmail };
+    await emitEvent(tx, ctx.now, 'user.email_changed', moved, { previousEmail: user.email });
+    // The new address is verified by the link; an account whose old one never was becomes verified too.
+    if (!user.emailVerified) await emitEvent(tx, ctx.now, 'user.email_verified', moved, {});
     const keep = presentedBy !== null && presentedBy.user.id === user.id ? presentedBy.session.id : null;
-    sessionsRevoked = keep !== null ? await tx.sessions.deleteOtherUserSessions(user.id, keep) : await tx.sessions.deleteUserSessions(user.id);
+    const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, keep);
+    // No reason of its own in the catalogue: every other session ends, as "sign out everywhere else" does.
+    await reportSessionsRevoked(tx, ctx.now, moved, revokedIds, keep !== null ? 'revoked_others' : 'revoked');
+    sessionsRevoked = revokedIds.length;
     fromSignedInBrowser = keep !== null;
     if (!fromSignedInBrowser) await tx.users.markCredentialsUnproven(user.id);
     // Links mailed to the old address die with it: reset and verification tokens, queued emails.
@@ -232,7 +249,7 @@ export async function deleteAccount(
 ): Promise<void> {
   const { user } = signedIn;
   await reauthenticate(deps, user, signedIn.session, input.currentPassword, ctx);
-  await eraseAccount(deps.stores, user);
+  await eraseAccount(deps.stores, user, { now: ctx.now, reason: 'deleted_by_owner' });
   await recordAudit(deps.stores.audit, ctx, 'account_deleted', user.id, { reason: 'deleted_by_owner' });
 }
 
@@ -240,13 +257,21 @@ export async function deleteAccount(
  * The deletion itself, shared with the operators' delete (src/admin/): in one transaction, the
  * emails still queued to its addresses expire, the user row goes (sessions, tokens, provider links
  * and second factor cascade), and its audit rows lose the address. False when there was no such user.
+ * Reported (`session.revoked` for the sessions that go, then `user.deleted`) in the same
+ * transaction, only when the user was there: the events keep no reference to the user row.
  */
-export async function eraseAccount(stores: Stores, user: Pick<User, 'id' | 'email'>): Promise<boolean> {
+export async function eraseAccount(stores: Stores, user: Pick<User, 'id' | 'email'>, report: { now: Date; reason: string }): Promise<boolean> {
   return stores.transaction(async (tx) => {
     const addresses = [...(user.email !== null ? [user.email] : []), ...(await tx.emailChangeTokens.listPendingEmails(user.id))];
     for (const address of addresses) await tx.outbox.expireQueuedEmailsTo(address);
+    // Deleted here rather than by the cascade, so the event can name them.
+    const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
     const deleted = await tx.users.deleteUser(user.id);
     if (user.email !== null) await tx.audit.forgetEmail(user.id, user.email);
+    if (deleted) {
+      await reportSessionsRevoked(tx, report.now, user, revokedIds, 'deleted');
+      await emitEvent(tx, report.now, 'user.deleted', user, { reason: report.reason });
+    }
     return deleted;
   });
 }
@@ -287,6 +312,7 @@ export async function unlinkProvider(
       throw conflict('last_sign_in_method', 'This is the only way to sign in to this account. Set a password or link another provider first.');
     }
     await tx.accounts.deleteUserAccount(user.id, provider);
+    await emitEvent(tx, ctx.now, 'user.provider_unlinked', user, { provider, providerLogin: account.providerLogin });
     return account;
   });
   await recordAudit(deps.stores.audit, ctx, 'provider_unlinked', user.id, { provider, providerLogin: unlinked.providerLogin });

@@ -9,7 +9,9 @@ import { eraseAccount } from '../account/flow.js';
 import type { AuditEventType, AuditMetadata } from '../audit/audit-log.js';
 import { notFound } from '../errors.js';
 import type { IpLock, LockSubject, LoginLock } from '../limits/login-lock.js';
+import { reportSessionsRevoked } from '../session/flow.js';
 import type { Stores } from '../stores.js';
+import { emitEvent } from '../webhooks/events.js';
 import type { User } from '../users/user.js';
 import { USER_ID, encodeCursor, type AuditListInput, type UserListInput } from './input.js';
 import type { AdminStore, StoredAuditEvent } from './store.js';
@@ -153,20 +155,37 @@ export async function showUser(deps: AdminDeps, user: User, now: Date): Promise<
  */
 export async function disableUser(deps: AdminDeps, user: User, operator: Operator): Promise<{ user: AdminUser; sessionsRevoked: number }> {
   const disabledAt = user.disabledAt ?? operator.now;
-  if (!(await deps.admin.setDisabledAt(user.id, disabledAt))) throw notFound(NO_SUCH_USER);
-  const sessionsRevoked = await deps.stores.sessions.deleteUserSessions(user.id);
+  // With its events in one transaction: `user.disabled` only when it was enabled, `session.revoked` when any ended.
+  const revokedIds = await deps.stores.transaction(async (tx) => {
+    if (!(await tx.users.setDisabledAt(user.id, disabledAt))) return null;
+    const ids = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
+    if (user.disabledAt === null) await emitEvent(tx, operator.now, 'user.disabled', user, { actor: operator.actor });
+    await reportSessionsRevoked(tx, operator.now, user, ids, 'disabled');
+    return ids;
+  });
+  if (revokedIds === null) throw notFound(NO_SUCH_USER);
+  const sessionsRevoked = revokedIds.length;
   await audit(deps, operator, 'admin_user_disabled', user.id, { sessionsRevoked, alreadyDisabled: user.disabledAt !== null });
   return { user: toAdminUser({ ...user, disabledAt }), sessionsRevoked };
 }
 
 export async function enableUser(deps: AdminDeps, user: User, operator: Operator): Promise<{ user: AdminUser }> {
-  if (!(await deps.admin.setDisabledAt(user.id, null))) throw notFound(NO_SUCH_USER);
+  const found = await deps.stores.transaction(async (tx) => {
+    if (!(await tx.users.setDisabledAt(user.id, null))) return false;
+    if (user.disabledAt !== null) await emitEvent(tx, operator.now, 'user.enabled', user, { actor: operator.actor });
+    return true;
+  });
+  if (!found) throw notFound(NO_SUCH_USER);
   await audit(deps, operator, 'admin_user_enabled', user.id, { wasDisabled: user.disabledAt !== null });
   return { user: toAdminUser({ ...user, disabledAt: null }) };
 }
 
 export async function revokeUserSessions(deps: AdminDeps, user: User, operator: Operator): Promise<{ sessionsRevoked: number }> {
-  const sessionsRevoked = await deps.stores.sessions.deleteUserSessions(user.id);
+  const sessionsRevoked = await deps.stores.transaction(async (tx) => {
+    const ids = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
+    await reportSessionsRevoked(tx, operator.now, user, ids, 'admin');
+    return ids.length;
+  });
   await audit(deps, operator, 'admin_sessions_revoked', user.id, { sessionsRevoked });
   return { sessionsRevoked };
 }
@@ -202,7 +221,7 @@ export async function unlockIp(deps: Pick<AdminDeps, 'loginLock' | 'stores'>, ip
 
 /** The owner's own deletion (account/flow.ts eraseAccount): the same rows go; the audit rows stay, without the address. */
 export async function deleteUser(deps: AdminDeps, user: User, operator: Operator): Promise<{ deleted: true }> {
-  if (!(await eraseAccount(deps.stores, user))) throw notFound(NO_SUCH_USER);
+  if (!(await eraseAccount(deps.stores, user, { now: operator.now, reason: 'admin' }))) throw notFound(NO_SUCH_USER);
   await audit(deps, operator, 'admin_user_deleted', user.id);
   return { deleted: true };
 }

@@ -101,9 +101,20 @@ export function createUserStore(db: Kysely<Database>, dialect: 'sqlite' | 'postg
       if (dialect === 'postgres') await db.selectFrom('users').select('id').where('id', '=', userId).forUpdate().execute();
     },
 
+    setDisabledAt: (userId, at) => setDisabledAt(db, userId, at),
+
     async deleteUser(userId) {
       const result = await db.deleteFrom('users').where('id', '=', userId).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
   };
+}
+
+async function setDisabledAt(db: Kysely<Database>, userId: string, at: Date | null): Promise<boolean> {
+  const result = await db
+    .updateTable('users')
+    .set({ disabled_at: at === null ? null : at.getTime() })
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }

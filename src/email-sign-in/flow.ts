@@ -31,6 +31,7 @@ import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDep
 import type { Stores } from '../stores.js';
 import { secureForMailboxProof } from '../users/secure-unverified.js';
 import type { User } from '../users/user.js';
+import { emitEvent } from '../webhooks/events.js';
 import type { EmailSignInRecord } from './store.js';
 
 export const EMAIL_SIGN_IN_LIFETIME_MS = 15 * 60 * 1000;
@@ -257,9 +258,11 @@ async function spendAndResolveUser(
     }
     // The account's address changed since the request: the link was mailed to the old one.
     if (user === null || user.email !== record.email) return null;
+    if (created) await emitEvent(tx, ctx.now, 'user.created', user, { method: 'email', emailVerified: true });
     // A sign-in by a proof of the mailbox, as a provider link (oauth/flow.ts): nothing the
     // registrant may have planted survives, and the person is told why their password is gone.
-    const secured = created ? null : await secureForMailboxProof(tx, user);
+    // Its sessions end on a proof of the mailbox: no reason of its own in the catalogue, `revoked`.
+    const secured = created ? null : await secureForMailboxProof(tx, user, { now: ctx.now, sessionsRevokedReason: 'revoked' });
     let notified = false;
     if (secured?.passwordRemoved === true) {
       notified = await queueSecurityNotice(deps.notices, tx.outbox, { userId: user.id, email: record.email }, renderAccountSecuredEmail(deps), ctx.now);
@@ -296,7 +299,7 @@ async function finishSignIn(
   if (await isSecondFactorRequired(deps, user.id)) return { kind: 'second_factor', user, method, returnTo };
   await forgetFailures();
   await deps.stores.users.recordLogin(user.id, ctx.now);
-  const session = await issueSession(deps.session, user.id, ctx, [method]);
+  const session = await issueSession(deps.session, user, ctx, [method]);
   await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, { email: user.email, method });
   return { kind: 'session', user, session, returnTo };
 }

@@ -16,8 +16,9 @@ import type { RateLimits } from '../limits/rate-limits.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import type { Stores } from '../stores.js';
-import type { ValidSession } from '../session/flow.js';
+import { reportSessionsRevoked, type ValidSession } from '../session/flow.js';
 import type { User } from '../users/user.js';
+import { emitEvent } from '../webhooks/events.js';
 import type { VerificationTokenRecord } from './store.js';
 
 export const VERIFICATION_TOKEN_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -93,12 +94,17 @@ export async function verifyEmail(deps: VerificationDeps, token: string, ctx: Re
   const outcome = await deps.stores.transaction(async (tx) => {
     // Only the request that deletes the row wins: a token is spent exactly once under races.
     if (!(await tx.verificationTokens.deleteVerificationToken(record.id))) return null;
+    const before = await tx.users.findUserById(record.userId);
+    if (before === null) return null;
     await tx.users.markEmailVerified(record.userId, { passwordProven: keepSessionId !== null });
-    const sessionsRevoked =
-      keepSessionId !== null ? await tx.sessions.deleteOtherUserSessions(record.userId, keepSessionId) : await tx.sessions.deleteUserSessions(record.userId);
+    const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(record.userId, keepSessionId);
     await tx.emailChangeTokens.deleteUserEmailChangeTokens(record.userId);
+    // Reported where the flag turns true, not on a link that finds the address verified already.
+    if (!before.emailVerified) await emitEvent(tx, ctx.now, 'user.email_verified', before, {});
+    // No reason of its own in the catalogue: as "sign out everywhere else" (or everywhere, from outside).
+    await reportSessionsRevoked(tx, ctx.now, before, revokedIds, keepSessionId !== null ? 'revoked_others' : 'revoked');
     const user = await tx.users.findUserById(record.userId);
-    return user === null ? null : { user, sessionsRevoked };
+    return user === null ? null : { user, sessionsRevoked: revokedIds.length };
   });
   if (outcome === null) throw badRequest('invalid_token', INVALID_TOKEN_MESSAGE);
   const { user, sessionsRevoked } = outcome;
@@ -153,6 +159,10 @@ export async function declineAccount(deps: VerificationDeps, token: string, ctx:
     if (!(await tx.verificationTokens.deleteVerificationToken(record.id))) return null;
     const user = await tx.users.findUserById(record.userId);
     if (user === null || user.emailVerified) return null;
+    // Written before the delete; the events reference no user row, so they outlive it.
+    const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
+    await reportSessionsRevoked(tx, ctx.now, user, revokedIds, 'deleted');
+    await emitEvent(tx, ctx.now, 'user.deleted', user, { reason: 'declined_from_verification_link' });
     await tx.users.deleteUser(user.id);
     // Nothing more reaches the address on behalf of an account that is gone.
     if (user.email !== null) await tx.outbox.expireQueuedEmailsTo(user.email);

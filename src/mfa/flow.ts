@@ -24,7 +24,8 @@ import type { ConsumedSignInStore } from '../oauth/store.js';
 import { noticeAccountLocked } from '../outbox/notices.js';
 import { randomBytes, type RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
-import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps, type ValidSession } from '../session/flow.js';
+import { issueSession, refuseDisabledSignIn, reportSessionsRevoked, type IssuedSession, type SessionDeps, type ValidSession } from '../session/flow.js';
+import { emitEvent } from '../webhooks/events.js';
 import type { User } from '../users/user.js';
 import { readChallenge, type Challenge } from './challenge.js';
 import { generateTotpSecret, matchTotpStep, totpUri } from './totp.js';
@@ -141,8 +142,11 @@ export async function enableTotp(deps: MfaDeps, signedIn: ValidSession, code: st
     const codes = await replaceRecoveryCodes({ stores: tx, random: deps.random, challengeKey: deps.challengeKey }, user.id, ctx.now);
     // Every other session was signed in with one factor: from now on the account asks for two, so
     // they end (a session someone else holds would otherwise outlive the new protection).
-    const sessionsRevoked = await tx.sessions.deleteOtherUserSessions(user.id, signedIn.session.id);
-    return { codes, sessionsRevoked };
+    const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, signedIn.session.id);
+    await emitEvent(tx, ctx.now, 'user.mfa_enabled', user, { method: 'totp' });
+    // No reason of its own in the catalogue: the person's own "sign out everywhere else", in effect.
+    await reportSessionsRevoked(tx, ctx.now, user, revokedIds, 'revoked_others');
+    return { codes, sessionsRevoked: revokedIds.length };
   });
   if (enabled === null) throw badRequest('mfa_already_enabled', 'Two-factor sign-in is already on.');
   const recoveryCodes = enabled.codes;
@@ -153,8 +157,12 @@ export async function enableTotp(deps: MfaDeps, signedIn: ValidSession, code: st
 export async function disableTotp(deps: MfaDeps, signedIn: ValidSession, currentPassword: string | undefined, ctx: RequestContext): Promise<void> {
   await reauthenticate(deps, signedIn.user, signedIn.session, currentPassword, ctx);
   await deps.stores.transaction(async (tx) => {
+    // Reported only when it was on: removing a setup never confirmed turns nothing off.
+    const totp = await tx.totp.findTotp(signedIn.user.id);
+    const wasOn = totp !== null && totp.enabledAt !== null;
     await tx.totp.deleteTotp(signedIn.user.id);
     await tx.recoveryCodes.deleteRecoveryCodes(signedIn.user.id);
+    if (wasOn) await emitEvent(tx, ctx.now, 'user.mfa_disabled', signedIn.user, { method: 'totp' });
   });
   await recordAudit(deps.stores.audit, ctx, 'mfa_disabled', signedIn.user.id, { method: 'totp' });
 }
@@ -213,7 +221,8 @@ export async function verifySecondFactor(
         : await acceptTotpCode(deps, user.id, totp.secretEnc, input.code ?? '', ctx.now);
     if (!accepted) {
       const lockedNow = await deps.loginLock.recordFailure(reservation.reserved, ctx.now);
-      if (lockedNow.some((subject) => 'email' in subject)) noticeAccountLocked(deps, user, ctx.now);
+      // The account's own lock (its email, or its id without one), not the IP's: the owner's account is locked.
+      if (lockedNow.some((subject) => 'email' in subject || 'userId' in subject)) noticeAccountLocked(deps, user, ctx.now);
       await recordAudit(deps.stores.audit, ctx, 'mfa_failure', user.id, { email: user.email, method, ...(lockedNow.length > 0 ? { lockStarted: true } : {}) });
       throw unauthorized('invalid_code', 'That code is not right.');
     }
@@ -227,7 +236,7 @@ export async function verifySecondFactor(
   }
   await deps.afterSecondFactor?.(challenge, ctx);
   await deps.stores.users.recordLogin(user.id, ctx.now);
-  const session = await issueSession(deps.session, user.id, ctx, [...challenge.firstMethods, method]);
+  const session = await issueSession(deps.session, user, ctx, [...challenge.firstMethods, method]);
   if (method === 'recovery_code')
     await recordAudit(deps.stores.audit, ctx, 'recovery_code_used', user.id, { left: await deps.stores.recoveryCodes.countUnusedRecoveryCodes(user.id) });
   await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, { email: user.email, method: [...challenge.firstMethods, method].join('+') });

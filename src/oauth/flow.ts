@@ -37,7 +37,7 @@ import { emailSchema } from '../credentials/rules.js';
 import { oneLine } from '../plain-text.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
-import { issueSession, type IssuedSession, type SessionDeps } from '../session/flow.js';
+import { issueSession, reportSessionsRevoked, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { SessionStore } from '../session/store.js';
 import { secureForMailboxProof } from '../users/secure-unverified.js';
 import type { User, UserStore } from '../users/user.js';
@@ -57,17 +57,19 @@ import type { PasskeyStore } from '../passkeys/store.js';
 import { mayNotify, queueSecurityNotice } from '../outbox/notices.js';
 import { queueEmail } from '../outbox/queue.js';
 import { renderAccountSecuredEmail, renderProviderLinkedEmail } from '../outbox/templates.js';
+import { emitEvent, type WebhookEventStore } from '../webhooks/events.js';
 
 export interface OAuthStores {
   users: Pick<UserStore, 'findUserById' | 'findUserByEmail' | 'createUser' | 'recordLogin' | 'removePassword' | 'markEmailVerified'>;
   accounts: AccountStore;
-  sessions: Pick<SessionStore, 'deleteUserSessions'>;
+  sessions: Pick<SessionStore, 'deleteUserSessionsReturningIds'>;
   audit: AuditStore;
   outbox: Pick<OutboxStore, 'enqueueEmail'>;
   totp: Pick<TotpStore, 'findTotp' | 'deleteTotp'>;
   recoveryCodes: Pick<RecoveryCodeStore, 'deleteRecoveryCodes'>;
   passkeys: Pick<PasskeyStore, 'deleteUserPasskeys'>;
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
+  webhookEvents: WebhookEventStore;
   transaction<T>(work: (stores: OAuthStores) => Promise<T>): Promise<T>;
 }
 
@@ -256,7 +258,7 @@ export async function completeSignIn(deps: OAuthFlowDeps, input: CallbackInput, 
   if (pendingLink !== null || (await isSecondFactorRequired(deps, user.id))) {
     return { ok: true, secondFactorFor: user, firstMethod: provider.id, returnTo: pending.returnTo, pendingLink };
   }
-  const session = await issueSession(deps.session, user.id, ctx, [provider.id]);
+  const session = await issueSession(deps.session, user, ctx, [provider.id]);
   await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, {
     method: 'oauth',
     provider: provider.id,
@@ -512,7 +514,8 @@ async function linkToEmailOwner(tx: OAuthStores, notice: NoticeSettings, request
   // account never verified, or whose password was chosen before the address was proved (and
   // not confirmed since from a browser signed in to it), may have been registered by someone
   // else waiting for the owner: nothing set up through that password survives the link.
-  const secured = await secureForMailboxProof(tx, owner);
+  // Its sessions end on a proof of the mailbox: no reason of its own in the catalogue, `revoked`.
+  const secured = await secureForMailboxProof(tx, owner, { now: ctx.now, sessionsRevokedReason: 'revoked' });
   if (secured !== null) {
     const ownerNotified =
       secured.passwordRemoved &&
@@ -540,6 +543,7 @@ async function linkToEmailOwner(tx: OAuthStores, notice: NoticeSettings, request
     await endSessionsForNewLink(tx, notice, provider, identity, verifiedEmail, owner.id, ctx);
   }
   if ((await tx.accounts.createAccount(newLinkedAccount(request, user.id))) === 'already_linked') throw new LinkRaceLost();
+  await emitEvent(tx, ctx.now, 'user.provider_linked', user, { provider: provider.id, providerLogin: identity.providerLogin });
   await tx.users.recordLogin(user.id, ctx.now);
   return { user, linkedBy: 'verified_email', pendingLink: null };
 }
@@ -562,8 +566,15 @@ async function createUserWithLink(tx: OAuthStores, request: LinkRequest, verifie
   if ((await tx.users.createUser(user)) === 'email_taken') throw new LinkRaceLost();
   if ((await tx.accounts.createAccount(newLinkedAccount(request, user.id))) === 'already_linked') throw new LinkRaceLost();
   await tx.users.recordLogin(user.id, ctx.now);
+  // The sign-up's one event: the link it makes is part of it, not a `user.provider_linked` of its own.
+  await emitEvent(tx, ctx.now, 'user.created', user, { method: signUpMethod(request.provider), emailVerified: user.emailVerified });
   await recordAudit(tx.audit, ctx, 'user_created', user.id, { method: 'oauth', ...identity, email: user.email });
   return { user, linkedBy: 'new_user', pendingLink: null };
+}
+
+/** `user.created`'s `method` for a provider sign-up: `github`, or `oidc:<id>` for an OpenID provider (no OIDC id may be `github`: oauth/settings.ts). */
+function signUpMethod(provider: Pick<OAuthProvider, 'id'>): string {
+  return provider.id === 'github' ? 'github' : `oidc:${provider.id}`;
 }
 
 /**
@@ -580,7 +591,10 @@ async function endSessionsForNewLink(
   ctx: RequestContext,
   extra: AuditMetadata = {},
 ): Promise<void> {
-  const sessionsRevoked = await tx.sessions.deleteUserSessions(ownerId);
+  const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(ownerId, null);
+  // No reason of its own in the catalogue: a new way in ends every session, as a revoke would.
+  await reportSessionsRevoked(tx, ctx.now, { id: ownerId, email }, revokedIds, 'revoked');
+  const sessionsRevoked = revokedIds.length;
   const ownerNotified = await mayNotify(notice, ownerId, 'provider_linked', ctx.now);
   if (ownerNotified) {
     await queueEmail(
@@ -632,6 +646,7 @@ export async function completePendingLink(deps: PendingLinkDeps, challenge: { id
     if (owner === null || owner.email === null) return false;
     // Linked meanwhile by another sign-in (to this account or, after an unlink, to another): that one stands.
     if ((await tx.accounts.createAccount({ ...account, updatedAt: ctx.now })) === 'already_linked') return false;
+    await emitEvent(tx, ctx.now, 'user.provider_linked', owner, { provider: account.provider, providerLogin: account.providerLogin });
     const provider = { id: account.provider, displayName: deps.providers.get(account.provider)?.displayName ?? account.provider };
     const identity = { provider: account.provider, providerUserId: account.providerAccountId, providerLogin: account.providerLogin };
     await endSessionsForNewLink(tx, deps, provider, identity, owner.email, owner.id, ctx, { afterSecondFactor: true });

@@ -9,6 +9,8 @@ import type { BackgroundTasks } from '../background.js';
 import { AppError } from '../errors.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { Logger } from '../logger.js';
+import type { Stores } from '../stores.js';
+import { emitEvent } from '../webhooks/events.js';
 import type { OutboxStore } from './outbox.js';
 import { queueEmail } from './queue.js';
 import { renderAccountLockedEmail, type RenderedEmail } from './templates.js';
@@ -53,22 +55,27 @@ export interface LockNoticeDeps extends NoticeDeps {
   baseUrl: string;
   maxFailures: number;
   lockedForMinutes: number;
+  /** LOCKOUT_DURATION in seconds: when the lock ends, for the `user.locked` event. */
+  lockedForSeconds: number;
   onEmailQueued: () => void;
 }
 
 /**
  * Tells the owner that failures locked their account (a wrong password at login or at
- * re-authentication, a wrong second-factor code). Off the response path: the answer to the
- * failure that starts a lock must take the same time whether or not the email has an account.
+ * re-authentication, a wrong second-factor code), and reports `user.locked` (webhooks/events.ts)
+ * in the transaction that queues the notice. Called once per lock, by the failure that starts it.
+ * Off the response path: the answer to the failure that starts a lock must take the same time
+ * whether or not the email has an account. The event is reported on every lock, also when the
+ * notice is past the owner's allowance or the account has no address to send it to.
  */
 export function noticeAccountLocked(
-  deps: { notices: LockNoticeDeps; background: BackgroundTasks; stores: { outbox: Pick<OutboxStore, 'enqueueEmail'> } },
+  deps: { notices: LockNoticeDeps; background: BackgroundTasks; stores: Pick<Stores, 'outbox' | 'webhookEvents' | 'transaction'> },
   user: { id: string; email: string | null },
   now: Date,
 ): void {
   const recipient = user.email;
-  if (recipient === null) return;
   const { notices } = deps;
+  const lockedUntil = new Date(now.getTime() + notices.lockedForSeconds * 1000);
   deps.background.run('account locked notice', async () => {
     const email = renderAccountLockedEmail({
       appName: notices.appName,
@@ -76,6 +83,12 @@ export function noticeAccountLocked(
       failures: notices.maxFailures,
       lockedForMinutes: notices.lockedForMinutes,
     });
-    if (await queueSecurityNotice(notices, deps.stores.outbox, { userId: user.id, email: recipient }, email, now)) notices.onEmailQueued();
+    // The allowance is asked before the transaction (the limiter is not in the database).
+    const send = recipient !== null && (await mayNotify(notices, user.id, email.template, now));
+    await deps.stores.transaction(async (tx) => {
+      await emitEvent(tx, now, 'user.locked', user, { lockedUntil: lockedUntil.toISOString() });
+      if (send) await queueEmail(tx.outbox, recipient, email, { now, linkExpiresAt: null });
+    });
+    if (send) notices.onEmailQueued();
   });
 }

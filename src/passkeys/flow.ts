@@ -25,6 +25,7 @@ import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps, type ValidSession } from '../session/flow.js';
 import type { User } from '../users/user.js';
+import { emitEvent } from '../webhooks/events.js';
 import { issuePasskeyChallenge, PASSKEY_CHALLENGE_LIFETIME_MS, readPasskeyChallenge, spentChallengeKey } from './challenge.js';
 import { isUsablePublicKey } from './public-key.js';
 import type { RelyingParty } from './relying-party.js';
@@ -188,9 +189,12 @@ export async function finishPasskeyRegistration(
     createdAt: ctx.now,
     lastUsedAt: null,
   };
-  if ((await deps.stores.passkeys.addPasskey(record)) === 'exists') {
-    throw conflict('passkey_invalid', 'This passkey is registered already.');
-  }
+  const added = await deps.stores.transaction(async (tx) => {
+    if ((await tx.passkeys.addPasskey(record)) === 'exists') return false;
+    await emitEvent(tx, ctx.now, 'user.passkey_added', user, { passkeyId: record.id, name: record.name });
+    return true;
+  });
+  if (!added) throw conflict('passkey_invalid', 'This passkey is registered already.');
   await recordAudit(deps.stores.audit, ctx, 'passkey_added', user.id, { passkeyId: record.id, name: record.name });
   return { passkey: toView(record) };
 }
@@ -241,6 +245,7 @@ export async function removePasskey(
       throw conflict('last_sign_in_method', 'This is the only way to sign in to this account. Set a password, link a provider or add another passkey first.');
     }
     await tx.passkeys.deletePasskey(user.id, id);
+    await emitEvent(tx, ctx.now, 'user.passkey_removed', user, { passkeyId: passkey.id, name: passkey.name });
     return passkey;
   });
   await recordAudit(deps.stores.audit, ctx, 'passkey_removed', user.id, { passkeyId: removed.id, name: removed.name });
@@ -379,7 +384,7 @@ export async function finishPasskeyLogin(
   if (!userVerified && (await isSecondFactorRequired(deps, user.id))) return { kind: 'second_factor', user };
 
   await deps.stores.users.recordLogin(user.id, ctx.now);
-  const session = await issueSession(deps.session, user.id, ctx, userVerified ? [PASSKEY_METHOD, USER_VERIFICATION_METHOD] : [PASSKEY_METHOD]);
+  const session = await issueSession(deps.session, user, ctx, userVerified ? [PASSKEY_METHOD, USER_VERIFICATION_METHOD] : [PASSKEY_METHOD]);
   await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, { email: user.email, method: PASSKEY_METHOD, passkeyId: passkey.id, userVerified });
   return { kind: 'session', session, user };
 }

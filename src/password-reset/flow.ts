@@ -25,6 +25,8 @@ import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import type { Stores } from '../stores.js';
 import { secureForMailboxProof } from '../users/secure-unverified.js';
+import { reportSessionsRevoked } from '../session/flow.js';
+import { emitEvent } from '../webhooks/events.js';
 
 export const RESET_TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 /** SPEC §2 fixes the cost of reset token hashes, independent of BCRYPT_ROUNDS. */
@@ -120,10 +122,13 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
     if (current === null) return null;
     // Following the link proved control of the mailbox: what someone who registered the address
     // before its owner may have set up (passkeys, a second factor) ends with their password.
-    const secured = await secureForMailboxProof(tx, current);
+    const secured = await secureForMailboxProof(tx, current, { now: ctx.now, sessionsRevokedReason: 'password_reset' });
     await tx.users.setPassword(record.userId, passwordHash);
     await tx.users.markEmailVerified(record.userId);
-    await tx.sessions.deleteUserSessions(record.userId);
+    await emitEvent(tx, ctx.now, 'user.password_changed', current, { how: 'reset' });
+    // Securing reports the address it verifies; otherwise it is reported here, where it turns true.
+    if (!current.emailVerified && secured === null) await emitEvent(tx, ctx.now, 'user.email_verified', current, {});
+    await reportSessionsRevoked(tx, ctx.now, current, await tx.sessions.deleteUserSessionsReturningIds(record.userId, null), 'password_reset');
     // A pending email change may be the attacker's (asked from a stolen session): the reset that
     // secures the account ends it too, or its link would move the account away afterwards.
     await tx.emailChangeTokens.deleteUserEmailChangeTokens(record.userId);

@@ -16,6 +16,7 @@ import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
+import { emitEvent } from '../webhooks/events.js';
 import type { User } from '../users/user.js';
 import { assertNotBreached, type BreachCheck } from '../credentials/breach-check.js';
 import { assertNotContextPassword, contextWordsFor } from '../credentials/common-passwords.js';
@@ -89,11 +90,12 @@ export async function registerWithPassword(deps: PasswordFlowDeps, credentials: 
   // The user, its verification token and the queued email exist together or not at all.
   const verification = await deps.stores.transaction(async (tx) => {
     if ((await tx.users.createUser(user)) === 'email_taken') return null;
+    await emitEvent(tx, ctx.now, 'user.created', user, { method: 'password', emailVerified: false });
     return issueVerificationEmail(tx, deps.verification, { id: user.id, email: credentials.email }, ctx.now);
   });
   if (verification === null) throw conflict('email_exists', 'An account with this email already exists.');
   deps.verification.onEmailQueued();
-  const session = await issueSession(deps.session, user.id, ctx, ['password']);
+  const session = await issueSession(deps.session, user, ctx, ['password']);
   await recordAudit(deps.stores.audit, ctx, 'user_created', user.id, { email: user.email, method: 'password' });
   return { user, session, verification };
 }
@@ -192,7 +194,7 @@ export async function loginWithPassword(
   if (user.passwordHash !== null && deps.hasher.needsRehash(user.passwordHash)) rehashOffThePath(deps, user.id, user.passwordHash, credentials.password);
   if (secondFactor) return { secondFactorFor: user };
   await users.recordLogin(user.id, ctx.now);
-  const session = await issueSession(deps.session, user.id, ctx, ['password']);
+  const session = await issueSession(deps.session, user, ctx, ['password']);
   // A new nonce at every login (OWASP): a token that leaked from an old login stops counting.
   const deviceToken = issueDeviceToken(deps.device.key, credentials.email, deps.device.random);
   await recordAudit(audit, ctx, 'login_success', user.id, { email: user.email, method: 'password' });

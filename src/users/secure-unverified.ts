@@ -20,17 +20,26 @@ import type { EmailChangeTokenStore } from '../account/store.js';
 import type { RecoveryCodeStore, TotpStore } from '../mfa/store.js';
 import type { AccountStore } from '../oauth/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
+import { reportSessionsRevoked } from '../session/flow.js';
 import type { SessionStore } from '../session/store.js';
+import { emitEvent, type SessionRevokedReason, type WebhookEventStore } from '../webhooks/events.js';
 import type { User, UserStore } from './user.js';
 
 export interface UnverifiedAccountStores {
   users: Pick<UserStore, 'removePassword' | 'markEmailVerified'>;
-  sessions: Pick<SessionStore, 'deleteUserSessions'>;
+  sessions: Pick<SessionStore, 'deleteUserSessionsReturningIds'>;
   totp: Pick<TotpStore, 'deleteTotp'>;
   recoveryCodes: Pick<RecoveryCodeStore, 'deleteRecoveryCodes'>;
   passkeys: Pick<PasskeyStore, 'deleteUserPasskeys'>;
   accounts: Pick<AccountStore, 'deleteUserAccounts'>;
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
+  webhookEvents: WebhookEventStore;
+}
+
+/** How the securing is reported (webhooks/events.ts): when, and the sign-in's reason for the sessions it ends. */
+export interface SecuringReport {
+  now: Date;
+  sessionsRevokedReason: SessionRevokedReason;
 }
 
 /** What a proof of the mailbox removed, for the caller's audit row and the person's notice. */
@@ -54,15 +63,18 @@ const needsSecuring = (user: Pick<User, 'emailVerified' | 'passwordUnproven'>): 
  * are none left). Run inside the transaction that proves the address, before the new session is
  * issued and before a provider sign-in makes its own link.
  */
-async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User): Promise<SecuredAccount> {
+async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User, report: SecuringReport): Promise<SecuredAccount> {
   await tx.users.removePassword(user.id);
-  const sessionsRevoked = await tx.sessions.deleteUserSessions(user.id);
+  const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
+  const sessionsRevoked = revokedIds.length;
   await tx.totp.deleteTotp(user.id);
   await tx.recoveryCodes.deleteRecoveryCodes(user.id);
   await tx.passkeys.deleteUserPasskeys(user.id);
   const accountsUnlinked = await tx.accounts.deleteUserAccounts(user.id);
   await tx.emailChangeTokens.deleteUserEmailChangeTokens(user.id);
   await tx.users.markEmailVerified(user.id);
+  if (!user.emailVerified) await emitEvent(tx, report.now, 'user.email_verified', user, {});
+  await reportSessionsRevoked(tx, report.now, user, revokedIds, report.sessionsRevokedReason);
   return { passwordRemoved: user.passwordHash !== null, sessionsRevoked, accountsUnlinked };
 }
 
@@ -70,6 +82,6 @@ async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User):
  * The sign-in by a proof of the mailbox: secures the account when `needsSecuring` says so (null
  * otherwise, and nothing changes). Run inside the sign-in's transaction.
  */
-export async function secureForMailboxProof(tx: UnverifiedAccountStores, user: User): Promise<SecuredAccount | null> {
-  return needsSecuring(user) ? secureUnverifiedAccount(tx, user) : null;
+export async function secureForMailboxProof(tx: UnverifiedAccountStores, user: User, report: SecuringReport): Promise<SecuredAccount | null> {
+  return needsSecuring(user) ? secureUnverifiedAccount(tx, user, report) : null;
 }

@@ -88,4 +88,9 @@ export interface UserStore {
    * that two changes that each check "another way in remains" cannot both remove one.
    */
   lockUser(userId: string): Promise<void>;
+  /**
+   * Sets or clears `disabled_at` (an operator's disable or enable), so that it can share a
+   * transaction with the sessions it revokes and the event that reports it. False when there is no such user.
+   */
+  setDisabledAt(userId: string, at: Date | null): Promise<boolean>;
 }
