@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { ExistingUser, ExportedUserRow, NewProviderLink, OwnData, ProviderLink, TransferStore } from '../user-transfer/store.js';
 import type { Database } from './schema.js';
+import { createWebhookEventStore } from './webhook-event-store.js';
 
 const ms = (value: number | null): Date | null => (value === null ? null : new Date(Number(value)));
 
@@ -11,11 +12,12 @@ export function createTransferStore(db: Kysely<Database>): TransferStore {
     ...importMethods(db),
     exportPage: (afterId, limit) => exportPage(db, afterId, limit),
     ownData: (userId, now) => ownData(db, userId, now),
+    webhookEvents: createWebhookEventStore(db),
   };
 }
 
 /** The reads and bulk writes of an import batch. */
-function importMethods(db: Kysely<Database>): Omit<TransferStore, 'transaction' | 'exportPage' | 'ownData'> {
+function importMethods(db: Kysely<Database>): Omit<TransferStore, 'transaction' | 'exportPage' | 'ownData' | 'webhookEvents'> {
   return {
     async findUsers(emails, externalIds) {
       if (emails.length === 0 && externalIds.length === 0) return [];
@@ -83,7 +85,8 @@ function importMethods(db: Kysely<Database>): Omit<TransferStore, 'transaction' 
     insertLinks: (links) => insertLinks(db, links),
 
     async deleteSessions(userId) {
-      await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
+      const rows = await db.deleteFrom('sessions').where('user_id', '=', userId).returning('id').execute();
+      return rows.map((row) => row.id);
     },
   };
 }

@@ -9,6 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AuditStore } from '../audit/audit-log.js';
+import { reportSessionsRevoked } from '../session/flow.js';
+import { emitEvent } from '../webhooks/events.js';
 import { parseImportLine, type ImportRecord, type ParsedLine } from './import-line.js';
 import type { ExistingUser, ImportedUserUpdate, NewImportedUser, NewProviderLink, ProviderLink, TransferStore } from './store.js';
 
@@ -62,7 +64,7 @@ const linkKey = (link: ProviderLink): string => `${link.provider}\u0000${link.pr
 /** What one batch will write, and each line's outcome. */
 interface BatchPlan {
   users: NewImportedUser[];
-  updates: { userId: string; update: ImportedUserUpdate; disables: boolean }[];
+  updates: { userId: string; update: ImportedUserUpdate; disables: boolean; enables: boolean; previousEmail: string | null }[];
   links: NewProviderLink[];
   results: LineResult[];
 }
@@ -111,8 +113,8 @@ async function planBatch(store: TransferStore, batch: readonly Pending[], option
       plan.users.push(user);
       remember({ id: userId, email: user.email, externalId: user.externalId, disabledAt: user.disabledAt });
     } else {
-      const { update, disables } = updateOf(record, result.user, options.now);
-      plan.updates.push({ userId, update, disables });
+      const { update, disables, enables } = updateOf(record, result.user, options.now);
+      plan.updates.push({ userId, update, disables, enables, previousEmail: result.user.email });
       remember({ ...result.user, email: update.email ?? result.user.email, externalId: update.externalId ?? result.user.externalId });
     }
     for (const link of result.newLinks) {
@@ -158,7 +160,7 @@ function decideLine(
   return { outcome: { status: 'updated' }, user, newLinks };
 }
 
-function updateOf(record: ImportRecord, user: ExistingUser, now: Date): { update: ImportedUserUpdate; disables: boolean } {
+function updateOf(record: ImportRecord, user: ExistingUser, now: Date): { update: ImportedUserUpdate; disables: boolean; enables: boolean } {
   const update: ImportedUserUpdate = {};
   if (record.email !== null && record.email !== user.email) update.email = record.email;
   if (record.emailVerified !== undefined) update.emailVerified = record.emailVerified;
@@ -168,17 +170,45 @@ function updateOf(record: ImportRecord, user: ExistingUser, now: Date): { update
   const disables = record.disabled === true && user.disabledAt === null;
   if (disables) update.disabledAt = now;
   if (record.disabled === false) update.disabledAt = null;
-  return { update, disables };
+  return { update, disables, enables: record.disabled === false && user.disabledAt !== null };
 }
 
-async function writePlan(store: TransferStore, plan: BatchPlan): Promise<void> {
+/** What the events of a batch say: when, and who ran the import (`user.disabled` / `user.enabled`'s `actor`). */
+interface BatchReport {
+  now: Date;
+  actor: ImportActor['actor'];
+}
+
+/**
+ * Writes the plan and reports each change in the batch's transaction (webhooks/events.ts): one
+ * `user.created` per user created; for a user updated, a changed address, a disable (with the
+ * sessions it ends) or an enable, and provider sign-ins linked to it.
+ */
+async function writePlan(store: TransferStore, plan: BatchPlan, report: BatchReport): Promise<void> {
+  const { now, actor } = report;
   await store.insertUsers(plan.users);
-  for (const { userId, update, disables } of plan.updates) {
+  for (const user of plan.users) await emitEvent(store, now, 'user.created', user, { method: 'import', emailVerified: user.emailVerified });
+  const emails = new Map<string, string | null>();
+  for (const { userId, update, disables, enables, previousEmail } of plan.updates) {
     await store.updateUser(userId, update);
-    // A disabled user signs in no more: the sessions they hold end with it.
-    if (disables) await store.deleteSessions(userId);
+    const subject = { id: userId, email: update.email ?? previousEmail };
+    emails.set(userId, subject.email);
+    if (update.email !== undefined) await emitEvent(store, now, 'user.email_changed', subject, { previousEmail });
+    if (disables) {
+      // A disabled user signs in no more: the sessions they hold end with it.
+      const revokedIds = await store.deleteSessions(userId);
+      await emitEvent(store, now, 'user.disabled', subject, { actor });
+      await reportSessionsRevoked(store, now, subject, revokedIds, 'disabled');
+    }
+    if (enables) await emitEvent(store, now, 'user.enabled', subject, { actor });
   }
   await store.insertLinks(plan.links);
+  // A new user's links are part of its creation; an existing user's are new ways in.
+  for (const link of plan.links) {
+    const email = emails.get(link.userId);
+    if (email !== undefined)
+      await emitEvent(store, now, 'user.provider_linked', { id: link.userId, email }, { provider: link.provider, providerLogin: link.login });
+  }
 }
 
 /**
@@ -186,12 +216,12 @@ async function writePlan(store: TransferStore, plan: BatchPlan): Promise<void> {
  * collides with a user another writer added meanwhile), each of its lines is tried on its own,
  * so only the line at fault is refused.
  */
-async function importBatch(store: TransferStore, batch: readonly Pending[], options: ImportOptions): Promise<LineResult[]> {
+async function importBatch(store: TransferStore, batch: readonly Pending[], options: ImportOptions, actor: ImportActor): Promise<LineResult[]> {
   if (options.dryRun) return (await planBatch(store, batch, options)).results;
   try {
     return await store.transaction(async (tx) => {
       const plan = await planBatch(tx, batch, options);
-      await writePlan(tx, plan);
+      await writePlan(tx, plan, { now: options.now, actor: actor.actor });
       return plan.results;
     });
   } catch (error) {
@@ -200,7 +230,7 @@ async function importBatch(store: TransferStore, batch: readonly Pending[], opti
       return [{ line: only?.line ?? 0, status: 'failed', error: `could not be stored (${(error as Error).message.slice(0, 120)})` }];
     }
     const results: LineResult[] = [];
-    for (const item of batch) results.push(...(await importBatch(store, [item], options)));
+    for (const item of batch) results.push(...(await importBatch(store, [item], options, actor)));
     return results;
   }
 }
@@ -222,7 +252,7 @@ export async function importUsers(
   let lineNumber = 0;
   const flush = async (): Promise<void> => {
     if (batch.length === 0) return;
-    for (const result of await importBatch(deps.store, batch, options)) {
+    for (const result of await importBatch(deps.store, batch, options, actor)) {
       summary[result.status] += 1;
       onResult(result);
     }

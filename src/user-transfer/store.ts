@@ -1,4 +1,5 @@
 /** @module The storage verbs user import and export need, in domain terms (implemented in db/user-transfer-store.ts). */
+import type { WebhookEventStore } from '../webhooks/events.js';
 
 /** A user as an import finds one already there. */
 export interface ExistingUser {
@@ -73,8 +74,10 @@ export interface TransferStore {
   insertUsers(users: readonly NewImportedUser[]): Promise<void>;
   updateUser(userId: string, update: ImportedUserUpdate): Promise<void>;
   insertLinks(links: readonly NewProviderLink[]): Promise<void>;
-  /** Ends every session of a user an import disabled. */
-  deleteSessions(userId: string): Promise<void>;
+  /** Ends every session of a user an import disabled; the ids deleted. */
+  deleteSessions(userId: string): Promise<string[]>;
+  /** The events an import batch reports (webhooks/events.ts), written in the batch's transaction. */
+  webhookEvents: WebhookEventStore;
   /** Up to `limit` users with an id after `afterId` (null: from the first), by id, with their provider links. */
   exportPage(afterId: string | null, limit: number): Promise<ExportedUserRow[]>;
   ownData(userId: string, now: Date): Promise<OwnData>;
