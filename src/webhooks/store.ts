@@ -73,3 +73,45 @@ export interface WebhookDeliveryStore {
   retryDelivery(endpointId: string, deliveryId: string, now: Date): Promise<'due' | 'delivered' | null>;
   findDelivery(endpointId: string, deliveryId: string): Promise<WebhookDelivery | null>;
 }
+
+/** A delivery one worker holds: what it needs to sign and send one attempt. */
+export interface ClaimedDelivery {
+  id: string;
+  /** This claim's token: recording an attempt is conditional on it still holding the delivery. */
+  claimId: string;
+  endpointId: string;
+  url: string;
+  secrets: EndpointSecrets;
+  /** When the endpoint's current run of failures began; null while it is healthy. */
+  endpointFailingSince: Date | null;
+  /** Attempts made before this one. */
+  attemptCount: number;
+  event: { id: string; type: string; payload: string; createdAt: Date };
+}
+
+/** What becomes of a delivery after an attempt: delivered, tried again at `retryAt`, or failed for good. */
+export type AttemptOutcome = { status: 'delivered' } | { status: 'pending'; retryAt: Date } | { status: 'failed' };
+
+/** The worker's side of the deliveries (webhooks/worker.ts). */
+export interface WebhookDispatchStore {
+  /**
+   * Claims up to `limit` due deliveries of enabled endpoints for `leaseMs`, skipping any that waits
+   * for an earlier pending delivery of the same endpoint and user. Several workers claim disjoint rows.
+   */
+  claimDueDeliveries(now: Date, limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /**
+   * Records one attempt and the delivery's new state, and the endpoint's failing run, only if the
+   * claim still holds (`recorded: false` otherwise: the lease ran out and another worker took it).
+   * `endpointDisabled` is true when this failure disabled the endpoint (failing for 5 days).
+   */
+  recordAttempt(
+    claim: ClaimedDelivery,
+    attempt: DeliveryAttempt,
+    outcome: AttemptOutcome,
+    now: Date,
+  ): Promise<{ recorded: boolean; endpointDisabled: boolean }>;
+  /** Deletes events older than `olderThanMs` none of whose deliveries is pending, in batches; returns how many. */
+  sweepWebhookEvents(now: Date, olderThanMs: number): Promise<number>;
+  /** Pending deliveries due now, and the creation of the oldest (null when none): the backlog. */
+  webhookBacklog(now: Date): Promise<{ count: number; oldestCreatedAt: Date | null }>;
+}
