@@ -16,6 +16,7 @@ import { passwordSignIn } from './password-sign-in/capability.js';
 import { sessions } from './session/capability.js';
 import { userTransfer } from './user-transfer/capability.js';
 import { pages } from './web/capability.js';
+import { webhooks } from './webhooks/capability.js';
 
 export const CAPABILITIES: readonly Capability[] = [
   passwordSignIn,
@@ -30,5 +31,7 @@ export const CAPABILITIES: readonly Capability[] = [
   providers,
   // Before admin: its /users/:id would take /users/export for a user id.
   userTransfer,
+  // Before admin too: its key check on every /api/admin/* path would count a webhook request twice.
+  webhooks,
   admin,
 ];

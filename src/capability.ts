@@ -28,7 +28,22 @@ export interface BuiltCapability {
    * sweep's report under its name.
    */
   sweep?: (now: Date) => Promise<SweepReport>;
+  /** Work off the request path (webhook delivery): `gatehouse serve` starts it, `close` stops it. */
+  worker?: CapabilityWorker;
+  /** What the start banner reports from the database (how many webhook endpoints), by name. */
+  facts?: () => Promise<StartFacts>;
 }
+
+export interface CapabilityWorker {
+  /** Polls for due work until stopped. */
+  start(): void;
+  /** Does what is due now and waits; each count by name (for tests and one-off runs). */
+  drain(): Promise<Readonly<Record<string, number>>>;
+  /** Starts nothing new; waits for the work in flight. */
+  stop(): Promise<void>;
+}
+
+export type StartFacts = Readonly<Record<string, number>>;
 
 /** How many rows each part of one sweep deleted, by name (`sessions`, `auditEvents`, …). */
 export type SweepReport = Readonly<Record<string, number>>;

@@ -87,7 +87,12 @@ async function serveCommand(config: Readonly<Config>, envFile: EnvFileOutcome): 
   process.once('SIGINT', () => shutdown('SIGINT'));
   warnIfDatabaseIsShared(config, logger);
   // The running configuration: with PORT=0 and no BASE_URL, it names the port actually bound.
-  for (const line of startBanner(running.gatehouse.config, running.url, Date.now() - started)) {
+  // Counts read from the database (webhook endpoints); a failure here costs the line, not the start.
+  const facts = await running.gatehouse.startFacts().catch((error: unknown) => {
+    logger.warn({ err: error }, 'could not read the start facts (webhook endpoints)');
+    return {};
+  });
+  for (const line of startBanner(running.gatehouse.config, running.url, Date.now() - started, facts)) {
     logger[line.level]({ [START_DETAILS_KEY]: line.details }, line.message);
   }
 }

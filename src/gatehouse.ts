@@ -6,7 +6,7 @@
 import type { Hono } from 'hono';
 import { createApp } from './app.js';
 import { CAPABILITIES } from './capabilities.js';
-import type { BuiltCapability, SweepReport } from './capability.js';
+import type { BuiltCapability, StartFacts, SweepReport } from './capability.js';
 import type { Config } from './config.js';
 import type { LoginLock } from './limits/login-lock.js';
 import type { AppEnv, ConnectionInfo } from './http/env.js';
@@ -32,6 +32,18 @@ export interface Gatehouse {
   getSession(request: Request): Promise<GatehouseSession | null>;
   /** Sends the queued emails that are due now, and drops expired links; for workers and tests. */
   deliverQueuedEmails(): Promise<DeliveryReport>;
+  /**
+   * Sends the webhook deliveries that are due now (until none is), and waits; for tests. With
+   * WEBHOOK_DELIVERY=worker (or no ENCRYPTION_KEY_BASE64) this process delivers nothing: all zero.
+   */
+  deliverWebhooks(): Promise<Readonly<Record<string, number>>>;
+  /**
+   * Starts the work done off the request path: webhook delivery, polling every second.
+   * `gatehouse serve` calls it; a host of the library calls it in the processes that should deliver.
+   */
+  startWorkers(): void;
+  /** What the start banner reports from the database (webhook endpoints), by name. */
+  startFacts(): Promise<StartFacts>;
   /**
    * Deletes what expired as of `now` (default: the clock) — audit rows past AUDIT_RETENTION_DAYS,
    * spent one-time sign-ins, and each capability's own (sessions, tokens, …) — after writing the
@@ -91,6 +103,15 @@ function assemble(
       await background.settle();
       return emailPump.drain();
     },
+    deliverWebhooks: async () => {
+      await background.settle();
+      const reports = await Promise.all(built.map(async (capability) => (await capability.worker?.drain()) ?? {}));
+      return Object.assign({}, ...reports) as Record<string, number>;
+    },
+    startWorkers: () => {
+      for (const capability of built) capability.worker?.start();
+    },
+    startFacts: async () => Object.assign({}, ...(await Promise.all(built.map(async (capability) => (await capability.facts?.()) ?? {})))) as StartFacts,
     async sweep(now = clock.now()) {
       await refusals.flushEnded(now);
       return sweepExpired(parts, built, now);
@@ -103,6 +124,7 @@ function assemble(
         // The counts of windows not yet over are written now, or they would be lost.
         await refusals.flushAll();
         await emailPump.stop();
+        for (const capability of built) await capability.worker?.stop();
         await infrastructure.mailer?.close?.();
         await parts.hashPool.close();
         await infrastructure.limiterBackend.close();

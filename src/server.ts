@@ -93,6 +93,8 @@ export async function startServer(
   }
   gate.open(gatehouse);
   const background = startBackgroundWork(gatehouse, options.clock ?? systemClock, logger);
+  // Webhook delivery (WEBHOOK_DELIVERY=server); gatehouse.close() stops it after the requests.
+  gatehouse.startWorkers();
 
   let stopping: Promise<void> | null = null;
   const stop = (): Promise<void> => {
