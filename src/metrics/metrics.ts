@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import { createOutboxBacklogQuery } from './outbox-backlog.js';
 import { createMetricsRecorder, type MetricsRecorder } from './recorder.js';
 import { createScraper, type MetricsExposition } from './registry.js';
+import { createWebhookBacklogQuery } from './webhook-backlog.js';
 
 export interface Metrics {
   recorder: MetricsRecorder;
@@ -25,6 +26,12 @@ export function createMetrics(deps: {
   return {
     recorder,
     token: deps.token,
-    scrape: createScraper({ recorder, hashPool: deps.hashPool, outboxBacklog: createOutboxBacklogQuery(deps.db), logger: deps.logger }),
+    scrape: createScraper({
+      recorder,
+      hashPool: deps.hashPool,
+      outboxBacklog: createOutboxBacklogQuery(deps.db),
+      webhookBacklog: createWebhookBacklogQuery(deps.db),
+      logger: deps.logger,
+    }),
   };
 }

@@ -8,6 +8,7 @@
 import type { Metric, MetricObjectWithValues, MetricType, MetricValueWithName, Registry } from 'prom-client';
 import type { Logger } from '../logger.js';
 import { LATENCY_BUCKETS_SECONDS, type MetricsRecorder } from './recorder.js';
+import type { WebhookBacklog } from './webhook-backlog.js';
 
 export interface ScrapeSources {
   recorder: MetricsRecorder;
@@ -15,6 +16,8 @@ export interface ScrapeSources {
   hashPool: () => { queued: number; running: number };
   /** Outbox rows by status, from one grouped query; rejects on failure or timeout. */
   outboxBacklog: () => Promise<ReadonlyMap<string, number>>;
+  /** Due webhook deliveries and the oldest one's age; rejects on failure or timeout. */
+  webhookBacklog: () => Promise<WebhookBacklog>;
   logger: Logger;
 }
 
@@ -32,7 +35,8 @@ type OutboxCount = Promise<ReadonlyMap<string, number> | null>;
 export function createScraper(sources: ScrapeSources): () => Promise<MetricsExposition> {
   let registry: Promise<Registry> | null = null;
   let outboxCount: OutboxCount = Promise.resolve(null);
-  const scrapeState = { outboxCount: () => outboxCount };
+  let webhookBacklog: Promise<WebhookBacklog | null> = Promise.resolve(null);
+  const scrapeState = { outboxCount: () => outboxCount, webhookBacklog: () => webhookBacklog };
   return async () => {
     registry ??= buildRegistry(sources, scrapeState);
     const built = await registry;
@@ -40,11 +44,18 @@ export function createScraper(sources: ScrapeSources): () => Promise<MetricsExpo
       sources.logger.warn({ err: error }, 'metrics: the outbox could not be counted');
       return null;
     });
+    webhookBacklog = sources.webhookBacklog().catch((error: unknown) => {
+      sources.logger.warn({ err: error }, 'metrics: the webhook backlog could not be read');
+      return null;
+    });
     return { contentType: built.contentType, text: await built.metrics() };
   };
 }
 
-async function buildRegistry(sources: ScrapeSources, scrape: { outboxCount: () => OutboxCount }): Promise<Registry> {
+async function buildRegistry(
+  sources: ScrapeSources,
+  scrape: { outboxCount: () => OutboxCount; webhookBacklog: () => Promise<WebhookBacklog | null> },
+): Promise<Registry> {
   const prom = (await import('prom-client')).default;
   const registry = new prom.Registry();
   prom.collectDefaultMetrics({ register: registry });
@@ -53,6 +64,7 @@ async function buildRegistry(sources: ScrapeSources, scrape: { outboxCount: () =
   registerSignInMetrics(prom, registry, sources.recorder);
   registerHashPoolGauges(prom, registry, sources.hashPool);
   registerOutboxGauges(prom, registry, scrape.outboxCount);
+  registerWebhookMetrics(prom, registry, sources.recorder, scrape.webhookBacklog);
   return registry;
 }
 
@@ -145,6 +157,40 @@ function registerOutboxGauges(prom: PromClient, registry: Registry, outboxCount:
       const counts = await outboxCount();
       if (counts === null) return;
       for (const status of new Set([...OUTBOX_STATUSES, ...counts.keys()])) this.set({ status }, counts.get(status) ?? 0);
+    },
+  });
+}
+
+/** Webhook attempts by result, counted by the worker; the backlog read by this scrape (absent when the query failed). */
+function registerWebhookMetrics(prom: PromClient, registry: Registry, recorder: MetricsRecorder, backlog: () => Promise<WebhookBacklog | null>): void {
+  new prom.Counter({
+    name: 'gatehouse_webhook_deliveries_total',
+    help: 'Webhook attempts this process recorded, by result: delivered (2xx), retry (failed, tried again later), failed (the last attempt failed).',
+    labelNames: ['result'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const result of ['delivered', 'retry', 'failed']) this.inc({ result }, recorder.webhookDeliveries.get(result) ?? 0);
+    },
+  });
+  new prom.Gauge({
+    name: 'gatehouse_webhook_backlog_age_seconds',
+    help: 'Age of the oldest webhook delivery that is due and not yet delivered (0 when none): growing means the worker is behind or stopped.',
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const read = await backlog();
+      if (read !== null) this.set(read.oldestAgeSeconds);
+    },
+  });
+  new prom.Gauge({
+    name: 'gatehouse_webhook_backlog_deliveries',
+    help: 'Webhook deliveries that are due and not yet delivered.',
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const read = await backlog();
+      if (read !== null) this.set(read.count);
     },
   });
 }
