@@ -199,4 +199,18 @@ describe('describeServerAddress()', () => {
     expect(describeServerAddress('postgres://u:p@/auth?host=/var/run/postgresql')).toBeNull();
     expect(describeServerAddress('not a url')).toBeNull();
   });
+
+  test('webhooks: the endpoint count read at start and who delivers; none without the facts; off without a key', () => {
+    const webhookLineOf = (env: Record<string, string>, facts: Record<string, number>) =>
+      startBanner(loadConfig(env), 'http://127.0.0.1:1', 1, facts).find((line) => line.message.startsWith('Webhooks'));
+    expect(webhookLineOf({ ENCRYPTION_KEY_BASE64: KEY }, {})).toBeUndefined();
+    expect(webhookLineOf({ ENCRYPTION_KEY_BASE64: KEY }, { webhookEndpoints: 0, webhookEndpointsEnabled: 0 })?.message).toContain('no endpoint registered');
+    const two = webhookLineOf({ ENCRYPTION_KEY_BASE64: KEY }, { webhookEndpoints: 2, webhookEndpointsEnabled: 1 });
+    expect(two?.message).toBe('Webhooks: 2 endpoints (1 enabled), delivered by this server');
+    expect(two?.details).toMatchObject({ endpoints: 2, enabled: 1, delivery: 'server' });
+    const worker = webhookLineOf({ ENCRYPTION_KEY_BASE64: KEY, WEBHOOK_DELIVERY: 'worker' }, { webhookEndpoints: 1, webhookEndpointsEnabled: 1 });
+    expect(worker?.message).toContain('only by `gatehouse webhooks worker`');
+    const keyless = webhookLineOf({}, { webhookEndpoints: 1, webhookEndpointsEnabled: 1 });
+    expect([keyless?.level, keyless?.message]).toEqual(['warn', 'Webhooks are off: set ENCRYPTION_KEY_BASE64 to register endpoints and sign deliveries']);
+  });
 });
