@@ -205,6 +205,30 @@ describeEachDialect('webhook delivery', (dialect) => {
     expect(receiver.received).toHaveLength(1);
   });
 
+  test('a started dispatcher polls, and stop() waits for the attempt in flight', async () => {
+    let answer: () => void = () => {};
+    const arrived = new Promise<void>((resolve) => {
+      receiver.respond = (_request, response) => {
+        answer = () => response.writeHead(200).end();
+        resolve();
+      };
+    });
+    const endpoint = await addEndpoint();
+    await addEvent('user-1');
+    const worker = dispatcher();
+    worker.start(10);
+    await arrived;
+    const stopping = worker.stop();
+    answer();
+    await stopping;
+    expect((await onlyDelivery(endpoint.id)).status).toBe('delivered');
+    // Stopped: a kick starts nothing.
+    await addEvent('user-2');
+    worker.kick();
+    await worker.stop();
+    expect(receiver.received).toHaveLength(1);
+  });
+
   test('a failing receiver is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h with the same webhook-id, then failed', async () => {
     receiver.respond = (_request, response) => response.writeHead(500).end('down');
     const endpoint = await addEndpoint();

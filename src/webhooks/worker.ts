@@ -67,7 +67,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
   let poller: NodeJS.Timeout | null = null;
 
   const start = (): Promise<RoundReport> => {
-    const run = drainDue(deps).finally(() => {
+    const run = drainDue(deps, () => stopped).finally(() => {
       running = null;
       if (again && !stopped) {
         again = false;
@@ -115,10 +115,10 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
   };
 }
 
-/** Rounds until one claims nothing. */
-async function drainDue(deps: WebhookDispatcherDeps): Promise<RoundReport> {
+/** Rounds until one claims nothing, or until stopped (the round in flight finishes). */
+async function drainDue(deps: WebhookDispatcherDeps, stopped: () => boolean): Promise<RoundReport> {
   const total: RoundReport = { delivered: 0, retried: 0, failed: 0 };
-  for (;;) {
+  while (!stopped()) {
     const claims = await deps.deliveries.claimDueDeliveries(deps.clock.now(), ROUND_SIZE, deps.send.timeoutMs + LEASE_MARGIN_MS);
     if (claims.length === 0) return total;
     await eachConcurrently(claims, CONCURRENCY, async (claim) => {
@@ -128,6 +128,7 @@ async function drainDue(deps: WebhookDispatcherDeps): Promise<RoundReport> {
       else if (result === 'failed') total.failed += 1;
     });
   }
+  return total;
 }
 
 async function eachConcurrently<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
@@ -153,7 +154,10 @@ export function attemptHeaders(envelope: Envelope, claim: ClaimedDelivery, at: D
   };
 }
 
-/** What follows an attempt that made `attemptsMade` in all. */
+/**
+ * What follows an attempt that made `attemptsMade` in all. A failed delivery retried by hand has
+ * made 8 already: it gets that one attempt, and is failed again if it fails.
+ */
 export function outcomeAfter(delivered: boolean, attemptsMade: number, now: Date): AttemptOutcome {
   if (delivered) return { status: 'delivered' };
   const delay = RETRY_DELAYS_MS[attemptsMade - 1];
