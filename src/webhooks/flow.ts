@@ -49,7 +49,7 @@ function requireEnvelope(deps: Pick<WebhookAdminDeps, 'envelope'>): Envelope {
 
 function checkUrl(deps: Pick<WebhookAdminDeps, 'settings'>, url: string): void {
   const problem = urlProblem(url, deps.settings);
-  if (problem !== null) throw badRequest('invalid_webhook_url', problem);
+  if (problem !== null) throw badRequest('invalid_webhook_url', `The webhook URL is refused: ${problem}.`);
 }
 
 async function audit(
