@@ -67,7 +67,7 @@ export interface OAuthStores {
   outbox: Pick<OutboxStore, 'enqueueEmail'>;
   totp: Pick<TotpStore, 'findTotp' | 'deleteTotp'>;
   recoveryCodes: Pick<RecoveryCodeStore, 'deleteRecoveryCodes'>;
-  passkeys: Pick<PasskeyStore, 'deleteUserPasskeys'>;
+  passkeys: Pick<PasskeyStore, 'listUserPasskeys' | 'deleteUserPasskeys'>;
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
   webhookEvents: WebhookEventStore;
   transaction<T>(work: (stores: OAuthStores) => Promise<T>): Promise<T>;

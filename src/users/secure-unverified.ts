@@ -28,10 +28,10 @@ import type { User, UserStore } from './user.js';
 export interface UnverifiedAccountStores {
   users: Pick<UserStore, 'removePassword' | 'markEmailVerified'>;
   sessions: Pick<SessionStore, 'deleteUserSessionsReturningIds'>;
-  totp: Pick<TotpStore, 'deleteTotp'>;
+  totp: Pick<TotpStore, 'findTotp' | 'deleteTotp'>;
   recoveryCodes: Pick<RecoveryCodeStore, 'deleteRecoveryCodes'>;
-  passkeys: Pick<PasskeyStore, 'deleteUserPasskeys'>;
-  accounts: Pick<AccountStore, 'deleteUserAccounts'>;
+  passkeys: Pick<PasskeyStore, 'listUserPasskeys' | 'deleteUserPasskeys'>;
+  accounts: Pick<AccountStore, 'listUserAccounts' | 'deleteUserAccounts'>;
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
   webhookEvents: WebhookEventStore;
 }
@@ -64,6 +64,10 @@ const needsSecuring = (user: Pick<User, 'emailVerified' | 'passwordUnproven'>): 
  * issued and before a provider sign-in makes its own link.
  */
 async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User, report: SecuringReport): Promise<SecuredAccount> {
+  // Read first, so that each way in removed is reported as its own owner's change would be.
+  const totp = await tx.totp.findTotp(user.id);
+  const passkeys = await tx.passkeys.listUserPasskeys(user.id);
+  const accounts = await tx.accounts.listUserAccounts(user.id);
   await tx.users.removePassword(user.id);
   const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
   const sessionsRevoked = revokedIds.length;
@@ -75,6 +79,11 @@ async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User, 
   await tx.users.markEmailVerified(user.id);
   if (!user.emailVerified) await emitEvent(tx, report.now, 'user.email_verified', user, {});
   await reportSessionsRevoked(tx, report.now, user, revokedIds, report.sessionsRevokedReason);
+  if (totp !== null && totp.enabledAt !== null) await emitEvent(tx, report.now, 'user.mfa_disabled', user, { method: 'totp' });
+  for (const passkey of passkeys) await emitEvent(tx, report.now, 'user.passkey_removed', user, { passkeyId: passkey.id, name: passkey.name });
+  for (const account of accounts) {
+    await emitEvent(tx, report.now, 'user.provider_unlinked', user, { provider: account.provider, providerLogin: account.providerLogin });
+  }
   return { passwordRemoved: user.passwordHash !== null, sessionsRevoked, accountsUnlinked };
 }
 
