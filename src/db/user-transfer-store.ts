@@ -68,18 +68,17 @@ function importMethods(db: Kysely<Database>): Omit<TransferStore, 'transaction' 
     },
 
     async updateUser(userId, update) {
-      await db
-        .updateTable('users')
-        .set({
-          ...(update.email !== undefined ? { email: update.email } : {}),
-          ...(update.emailVerified !== undefined ? { email_verified: update.emailVerified ? 1 : 0 } : {}),
-          ...(update.passwordHash !== undefined ? { password_hash: update.passwordHash } : {}),
-          ...(update.createdAt !== undefined ? { created_at: update.createdAt.getTime() } : {}),
-          ...(update.externalId !== undefined ? { external_id: update.externalId } : {}),
-          ...(update.disabledAt !== undefined ? { disabled_at: update.disabledAt?.getTime() ?? null } : {}),
-        })
-        .where('id', '=', userId)
-        .execute();
+      const changes = {
+        ...(update.email !== undefined ? { email: update.email } : {}),
+        ...(update.emailVerified !== undefined ? { email_verified: update.emailVerified ? 1 : 0 } : {}),
+        ...(update.passwordHash !== undefined ? { password_hash: update.passwordHash } : {}),
+        ...(update.createdAt !== undefined ? { created_at: update.createdAt.getTime() } : {}),
+        ...(update.externalId !== undefined ? { external_id: update.externalId } : {}),
+        ...(update.disabledAt !== undefined ? { disabled_at: update.disabledAt?.getTime() ?? null } : {}),
+      };
+      // A line that only adds provider sign-ins changes no column: an UPDATE with an empty SET is not SQL.
+      if (Object.keys(changes).length === 0) return;
+      await db.updateTable('users').set(changes).where('id', '=', userId).execute();
     },
 
     insertLinks: (links) => insertLinks(db, links),
