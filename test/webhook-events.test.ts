@@ -12,6 +12,7 @@ import { startFakeGitHub, type FakeGitHub } from './support/fake-github.js';
 import { startOidcProvider, type RealOidcProvider } from './support/oidc-provider.js';
 import { SoftwareAuthenticator } from './support/software-authenticator.js';
 import { totp } from './support/totp-oracle.js';
+import { emitEvent } from '../src/webhooks/events.js';
 import { STRONG_PASSWORD, cookieFrom, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 const BASE_URL = 'http://localhost:3000';
@@ -247,6 +248,22 @@ describeEachDialect('webhook events from the flows', (dialect) => {
     expect(await stored()).toEqual([]);
   });
 
+  test('an event written in a transaction that rolls back is gone with it (the mechanism every sign-up relies on)', async () => {
+    await open();
+    await endpoint();
+    const subject = { id: randomUUID(), email: 'never@example.com' };
+    await expect(
+      t.gatehouse.stores.transaction(async (tx) => {
+        await tx.users.createUser({ ...subject, passwordHash: null, emailVerified: false, createdAt: t.clock.now() });
+        await emitEvent(tx, t.clock.now(), 'user.created', subject, { method: 'password', emailVerified: false });
+        throw new Error('the sign-up failed after its event');
+      }),
+    ).rejects.toThrow('the sign-up failed after its event');
+    expect(await t.gatehouse.stores.users.findUserById(subject.id)).toBeNull();
+    expect(await countRows('webhook_events')).toBe(0);
+    expect(await countRows('webhook_deliveries')).toBe(0);
+  });
+
   test('GitHub: the sign-up is one user.created (method github, verified) and no user.provider_linked; a second sign-in is one more session.created only', async () => {
     await open();
     await endpoint();
@@ -330,7 +347,19 @@ describeEachDialect('webhook events from the flows', (dialect) => {
     expect((await stored('user.disabled')).map((event) => event.data)).toEqual([{ userId: imp2.id, email: 'imp2-new@example.com', actor: 'admin' }]);
     expect((await importLines([{ email: 'imp2-new@example.com', disabled: false }], '?onConflict=update')).status).toBe(200);
     expect((await stored('user.enabled')).map((event) => event.data)).toEqual([{ userId: imp2.id, email: 'imp2-new@example.com', actor: 'admin' }]);
-    expect(await stored('user.created')).toHaveLength(2);
+    // A provider sign-in linked to a user there already is a new way in; a new user's links are part of its creation.
+    const linked = await importLines(
+      [
+        { email: 'imp2-new@example.com', providers: [{ provider: 'github', providerUserId: '9901', login: 'imp2-gh' }] },
+        { email: 'imp3@example.com', providers: [{ provider: 'github', providerUserId: '9902', login: 'imp3-gh' }] },
+      ],
+      '?onConflict=update',
+    );
+    expect(await linked.json()).toMatchObject({ imported: 1, updated: 1, failed: [] });
+    expect((await stored('user.provider_linked')).map((event) => event.data)).toEqual([
+      { userId: imp2.id, email: 'imp2-new@example.com', provider: 'github', providerLogin: 'imp2-gh' },
+    ]);
+    expect(await stored('user.created')).toHaveLength(3);
   });
 
   // --- One test per other event ---------------------------------------------------------------------
@@ -359,6 +388,36 @@ describeEachDialect('webhook events from the flows', (dialect) => {
     expect(await stored('user.created')).toEqual([]);
     expect((await stored('user.provider_linked')).map((event) => event.data)).toEqual([
       { userId: user.id, email: 'prove@example.com', provider: 'github', providerLogin: 'prove-gh' },
+    ]);
+  });
+
+  test('an email sign-in proving an unverified account: user.email_verified, and each planted way in reported as it goes', async () => {
+    await open();
+    const registered = await register('planted@example.com', 'Squatter-Pass-1');
+    const { user, session } = await sessionOf(cookieFrom(registered, SESSION));
+    const passkeyId = randomUUID();
+    await t.gatehouse.stores.passkeys.addPasskey({
+      id: passkeyId,
+      userId: user.id,
+      credentialId: 'cGxhbnRlZA',
+      publicKey: 'AQ',
+      counter: 0,
+      transports: [],
+      name: 'Planted',
+      createdAt: t.clock.now(),
+      lastUsedAt: null,
+    });
+    await endpoint();
+    const { token } = await mailedSignIn('planted@example.com');
+    const signedIn = await t.request('POST', '/api/auth/email-sign-in/verify', { json: { token } });
+    expect(signedIn.status).toBe(200);
+    const fresh = (await sessionOf(cookieFrom(signedIn, SESSION))).session.id;
+    const subject = { userId: user.id, email: 'planted@example.com' };
+    expect((await stored()).map((event) => [event.type, event.data])).toEqual([
+      ['user.email_verified', subject],
+      ['session.revoked', { ...subject, sessionIds: [session.id], reason: 'revoked' }],
+      ['user.passkey_removed', { ...subject, passkeyId, name: 'Planted' }],
+      ['session.created', { ...subject, sessionId: fresh, methods: 'email_link' }],
     ]);
   });
 
