@@ -30,6 +30,8 @@ export interface WebhookEndpointStore {
   ): Promise<WebhookEndpoint | null>;
   /** Its deliveries go with it. False when there was none. */
   deleteEndpoint(id: string): Promise<boolean>;
+  /** The sealed secrets that sign now; null when there is no such endpoint. */
+  findSecrets(id: string): Promise<EndpointSecrets | null>;
   /** Replaces the secret; the current one keeps signing until `previousUntil`. False when there is no such endpoint. */
   rotateSecret(id: string, secrets: EndpointSecrets, now: Date): Promise<boolean>;
   countEndpoints(): Promise<{ enabled: number; total: number }>;
