@@ -145,6 +145,7 @@ describeEachDialect('webhooks over the admin API', (dialect) => {
     const { webhook } = await create();
     expect(await errorOf(await admin('PATCH', `/webhooks/${webhook.id}`, {}))).toEqual([400, 'validation_error']);
     expect(await errorOf(await admin('GET', `/webhooks/${webhook.id}/deliveries?status=lost`))).toEqual([400, 'validation_error']);
+    expect(await errorOf(await admin('GET', `/webhooks/${webhook.id}/deliveries?cursor=abc`))).toEqual([400, 'validation_error']);
     expect(await errorOf(await t.request('GET', '/api/admin/webhooks'))).toEqual([401, 'admin_unauthorized']);
   });
 

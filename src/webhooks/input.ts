@@ -28,7 +28,11 @@ export const deliveryParams = webhookIdParam.extend({ deliveryId: z.string().reg
 export const DEFAULT_DELIVERY_PAGE = 50;
 export const deliveriesQuery = z.object({
   status: z.enum(['pending', 'delivered', 'failed']).optional(),
-  cursor: z.string().max(512, 'is not a cursor from this list').optional(),
+  // The store's cursor is the last position shown, in decimal (db/webhook-delivery-store.ts).
+  cursor: z
+    .string()
+    .regex(/^[1-9][0-9]{0,14}$/, 'is not a cursor from this list')
+    .optional(),
   limit: z
     .string()
     .regex(/^\d{1,3}$/, `must be a whole number from 1 to ${MAX_PAGE_SIZE}`)
