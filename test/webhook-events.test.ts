@@ -631,6 +631,22 @@ describeEachDialect('webhook events from the flows', (dialect) => {
     expect(current).not.toBe(ids[2]);
   });
 
+  test('the stores behind the bulk revokes and the disable: deleteUserSessionsReturningIds names what it deleted; setDisabledAt sets and clears', async () => {
+    await open();
+    const { id, cookie } = await verifiedAccount('store@example.com');
+    const kept = (await sessionOf(cookie)).session.id;
+    const others = await Promise.all([1, 2].map(async () => (await sessionOf(cookieFrom(await login('store@example.com'), SESSION))).session.id));
+    const { stores } = t.gatehouse;
+    expect((await stores.sessions.deleteUserSessionsReturningIds(id, kept)).sort()).toEqual([...others].sort());
+    expect(await stores.sessions.deleteUserSessionsReturningIds(id, kept)).toEqual([]);
+    expect(await stores.sessions.deleteUserSessionsReturningIds(id, null)).toEqual([kept]);
+    expect(await stores.users.setDisabledAt(id, t.clock.now())).toBe(true);
+    expect((await stores.users.findUserById(id))!.disabledAt).toEqual(t.clock.now());
+    expect(await stores.users.setDisabledAt(id, null)).toBe(true);
+    expect((await stores.users.findUserById(id))!.disabledAt).toBeNull();
+    expect(await stores.users.setDisabledAt(randomUUID(), null)).toBe(false);
+  });
+
   // --- No secret in any payload ----------------------------------------------------------------
 
   test('no payload holds a secret the flows handled: passwords, dev-mode tokens, TOTP secret and codes, recovery codes, session cookies, the password hash', async () => {
