@@ -19,6 +19,7 @@ import { limitSettings } from './limits/settings.js';
 import { metricsSettings } from './metrics/settings.js';
 import { mfaSettings } from './mfa/settings.js';
 import { providerSettings } from './oauth/settings.js';
+import { i18nSettings } from './i18n/settings.js';
 import { mailSettings } from './outbox/settings.js';
 import { passkeySettings } from './passkeys/settings.js';
 import { passwordResetSettings } from './password-reset/settings.js';
@@ -50,6 +51,7 @@ const SETTINGS = [
   passwordSignInSettings,
   credentialSettings,
   mailSettings,
+  i18nSettings,
   accountSettings,
   mfaSettings,
   emailVerificationSettings,

@@ -7,46 +7,47 @@
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../credentials/rules.js';
 import type { VerificationLinkDescription } from '../email-verification/flow.js';
 import type { PublicUser } from '../users/user.js';
-import { html, renderLayout, type SafeHtml } from './html.js';
+import { html, renderLayout, tHtml, type PageContext, type SafeHtml } from './html.js';
 
-export interface PageContext {
-  devMode: boolean;
-}
+export type { PageContext } from './html.js';
 
 /** The spec's rules, in the order the register and reset pages list them; app.js checks each id. */
-const PASSWORD_RULES: readonly { id: string; text: string }[] = [
-  { id: 'length', text: `${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters` },
-  { id: 'upper', text: 'an uppercase letter' },
-  { id: 'lower', text: 'a lowercase letter' },
-  { id: 'digit', text: 'a digit' },
-  { id: 'special', text: 'a special character, such as ! ? - or a space' },
-];
+function passwordRuleList(ctx: PageContext): readonly { id: string; text: string }[] {
+  const { t } = ctx;
+  return [
+    { id: 'length', text: t('rules.length', { min: PASSWORD_MIN_LENGTH, max: PASSWORD_MAX_LENGTH }) },
+    { id: 'upper', text: t('rules.upper') },
+    { id: 'lower', text: t('rules.lower') },
+    { id: 'digit', text: t('rules.digit') },
+    { id: 'special', text: t('rules.special') },
+  ];
+}
 
 /** The rules list app.js marks as the person types into an input with `data-check-rules`. */
-export function passwordRules(): SafeHtml {
+export function passwordRules(ctx: PageContext): SafeHtml {
   return html`<div class="rules" id="password-rules">
-<p id="password-rules-title">Your password needs:</p>
+<p id="password-rules-title">${ctx.t('rules.title')}</p>
 <ul aria-labelledby="password-rules-title">
-${PASSWORD_RULES.map(
+${passwordRuleList(ctx).map(
   (rule) =>
-    html`<li class="rule" data-rule="${rule.id}" data-min="${PASSWORD_MIN_LENGTH}" data-max="${PASSWORD_MAX_LENGTH}">${rule.text}<span class="visually-hidden rule-state"> (not yet)</span></li>\n`,
+    html`<li class="rule" data-rule="${rule.id}" data-min="${PASSWORD_MIN_LENGTH}" data-max="${PASSWORD_MAX_LENGTH}">${rule.text}<span class="visually-hidden rule-state"> ${ctx.t('rules.notYet')}</span></li>\n`,
 )}</ul>
 </div>`;
 }
 
-function newPasswordField(label: string): SafeHtml {
+function newPasswordField(ctx: PageContext, label: string): SafeHtml {
   return html`<div class="field">
 <label for="password">${label}</label>
 <input id="password" name="password" type="password" autocomplete="new-password" required aria-describedby="password-rules" data-check-rules>
-<div class="show-password"><input id="show-password" type="checkbox" data-show-password="password"><label for="show-password">Show password</label></div>
+<div class="show-password"><input id="show-password" type="checkbox" data-show-password="password"><label for="show-password">${ctx.t('common.showPassword')}</label></div>
 </div>
-${passwordRules()}`;
+${passwordRules(ctx)}`;
 }
 
 /** A region that app.js fills with the development-mode link; hidden until then. */
 function devLinkArea(ctx: PageContext): SafeHtml | null {
   return ctx.devMode
-    ? html`<div id="dev-link" class="dev-link" hidden><p><strong>Development mode:</strong> no email is needed. <a id="dev-link-anchor" href="#"></a></p></div>`
+    ? html`<div id="dev-link" class="dev-link" hidden><p><strong>${ctx.t('common.devMode')}</strong> ${ctx.t('common.devModeNoEmail')} <a id="dev-link-anchor" href="#"></a></p></div>`
     : null;
 }
 
@@ -61,142 +62,141 @@ export interface LoginPageOptions {
 
 export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): string {
   return renderLayout({
-    title: 'Sign in',
+    title: ctx.t('common.signIn'),
     page: 'login',
-    devMode: ctx.devMode,
+    ctx,
     message: options.message,
     // Passkeys: the browser build of @simplewebauthn/browser, then the page's use of it.
     scripts: ['/assets/webauthn.js', '/assets/passkeys.js'],
     body: html`<div id="first-factor"${options.secondFactor ? html` hidden` : null}>
 <form method="post" action="/login" novalidate data-api="/api/auth/login" data-return-to="${options.returnTo}">
 <div class="field">
-<label for="email">Email address</label>
+<label for="email">${ctx.t('common.emailAddress')}</label>
 <input id="email" name="email" type="email" autocomplete="username webauthn" inputmode="email" required autofocus>
 </div>
 <div class="field">
-<label for="password">Password</label>
+<label for="password">${ctx.t('common.password')}</label>
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 </div>
-<button type="submit" class="primary" data-busy-text="Signing in…">Sign in</button>
+<button type="submit" class="primary" data-busy-text="${ctx.t('common.signingIn')}">${ctx.t('common.signIn')}</button>
 </form>
 <div id="passkey-login" class="passkey-login" hidden>
-<p class="or">or</p>
-<p><button type="button" id="passkey-button" class="secondary" data-return-to="${options.returnTo}" data-busy-text="Waiting for your passkey…">Sign in with a passkey</button></p>
+<p class="or">${ctx.t('login.or')}</p>
+<p><button type="button" id="passkey-button" class="secondary" data-return-to="${options.returnTo}" data-busy-text="${ctx.t('common.waitingForPasskey')}">${ctx.t('login.passkey')}</button></p>
 </div>
 ${
   options.providers.length === 0
     ? null
-    : html`<p class="or">or</p>
+    : html`<p class="or">${ctx.t('login.or')}</p>
 <div class="providers">
 ${options.providers.map(
-  (provider) => html`<p><a class="button secondary" id="${provider.id}-sign-in" href="${provider.startUrl}">Sign in with ${provider.name}</a></p>\n`,
+  (provider) =>
+    html`<p><a class="button secondary" id="${provider.id}-sign-in" href="${provider.startUrl}">${ctx.t('login.provider', { provider: provider.name })}</a></p>\n`,
 )}</div>`
 }
 </div>
 <section id="by-email" class="by-email" aria-labelledby="by-email-title"${options.secondFactor ? html` hidden` : null}>
-<h2 id="by-email-title">No password? Sign in by email</h2>
+<h2 id="by-email-title">${ctx.t('login.byEmailTitle')}</h2>
 <form id="email-link-form" method="post" action="/login" novalidate data-api="/api/auth/email-sign-in/request">
 <input type="hidden" name="return_to" value="${options.returnTo}">
 <div class="field">
-<label for="email-link-email">Email address</label>
+<label for="email-link-email">${ctx.t('common.emailAddress')}</label>
 <input id="email-link-email" name="email" type="email" autocomplete="email" inputmode="email" required>
 </div>
-<button type="submit" class="secondary" data-busy-text="Sending…">Email me a sign-in link</button>
+<button type="submit" class="secondary" data-busy-text="${ctx.t('common.sending')}">${ctx.t('login.emailLink')}</button>
 </form>
 ${devLinkArea(ctx)}
 <form id="email-code-form" method="post" action="/login" novalidate data-api="/api/auth/email-sign-in/verify" data-return-to="${options.returnTo}">
-<p>Got the email on another device? Enter the 6-digit code it gives.</p>
+<p>${ctx.t('login.codeIntro')}</p>
 <div class="field">
-<label for="email-code-email">Email address</label>
+<label for="email-code-email">${ctx.t('common.emailAddress')}</label>
 <input id="email-code-email" name="email" type="email" autocomplete="email" inputmode="email" required>
 </div>
 <div class="field">
-<label for="email-code">Code from the email</label>
+<label for="email-code">${ctx.t('login.codeLabel')}</label>
 <input id="email-code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" autocapitalize="off" spellcheck="false" maxlength="20" required>
 </div>
-<button type="submit" class="secondary" data-busy-text="Checking…">Sign in with the code</button>
+<button type="submit" class="secondary" data-busy-text="${ctx.t('common.checking')}">${ctx.t('login.codeSubmit')}</button>
 </form>
 </section>
 <form id="mfa-form" method="post" action="/login" novalidate data-api="/api/auth/2fa/verify" data-return-to="${options.returnTo}"${options.secondFactor ? null : html` hidden`}>
-<p>Your account asks for a second step. Enter the 6-digit code your authenticator app shows, or one of your recovery codes.</p>
+<p>${ctx.t('login.mfaIntro')}</p>
 <div class="field">
-<label for="mfa-code">Code</label>
+<label for="mfa-code">${ctx.t('common.code')}</label>
 <input id="mfa-code" name="code" type="text" autocomplete="one-time-code" autocapitalize="off" spellcheck="false" maxlength="20" required${options.secondFactor ? html` autofocus` : null}>
 </div>
-<button type="submit" class="primary" data-busy-text="Checking…">Continue</button>
+<button type="submit" class="primary" data-busy-text="${ctx.t('common.checking')}">${ctx.t('common.continue')}</button>
 </form>
-<nav class="links" aria-label="Other actions">
-<p><a href="/forgot-password">Forgot your password?</a></p>
-<p>New here? <a href="/register">Create an account</a></p>
+<nav class="links" aria-label="${ctx.t('common.otherActions')}">
+<p><a href="/forgot-password">${ctx.t('common.forgotPassword')}</a></p>
+<p>${ctx.t('login.newHere')} <a href="/register">${ctx.t('register.title')}</a></p>
 </nav>`,
   });
 }
 
 export function renderRegisterPage(ctx: PageContext, options: { returnTo: string }): string {
   return renderLayout({
-    title: 'Create an account',
+    title: ctx.t('register.title'),
     page: 'register',
-    devMode: ctx.devMode,
+    ctx,
     body: html`<form method="post" action="/register" novalidate data-api="/api/auth/register" data-return-to="${options.returnTo}">
 <div class="field">
-<label for="email">Email address</label>
+<label for="email">${ctx.t('common.emailAddress')}</label>
 <input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
 </div>
-${newPasswordField('Password')}
-<button type="submit" class="primary" data-busy-text="Creating your account…">Create account</button>
+${newPasswordField(ctx, ctx.t('common.password'))}
+<button type="submit" class="primary" data-busy-text="${ctx.t('register.busy')}">${ctx.t('register.submit')}</button>
 </form>
 ${devLinkArea(ctx)}
-<p id="continue" hidden><a class="button primary" href="${options.returnTo}">Continue</a></p>
-<nav class="links" aria-label="Other actions">
-<p>Already have an account? <a href="/login">Sign in</a></p>
+<p id="continue" hidden><a class="button primary" href="${options.returnTo}">${ctx.t('common.continue')}</a></p>
+<nav class="links" aria-label="${ctx.t('common.otherActions')}">
+<p>${ctx.t('register.haveAccount')} <a href="/login">${ctx.t('common.signIn')}</a></p>
 </nav>`,
   });
 }
 
 export function renderForgotPasswordPage(ctx: PageContext): string {
   return renderLayout({
-    title: 'Reset your password',
+    title: ctx.t('forgot.title'),
     page: 'forgot-password',
-    devMode: ctx.devMode,
-    body: html`<p>Enter the email address of your account. We will send it a link to choose a new password.</p>
+    ctx,
+    body: html`<p>${ctx.t('forgot.intro')}</p>
 <form method="post" action="/forgot-password" novalidate data-api="/api/auth/password-reset/request">
 <div class="field">
-<label for="email">Email address</label>
+<label for="email">${ctx.t('common.emailAddress')}</label>
 <input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
 </div>
-<button type="submit" class="primary" data-busy-text="Sending…">Send the link</button>
+<button type="submit" class="primary" data-busy-text="${ctx.t('common.sending')}">${ctx.t('forgot.submit')}</button>
 </form>
 ${devLinkArea(ctx)}
-<nav class="links" aria-label="Other actions">
-<p><a href="/login">Back to sign in</a></p>
+<nav class="links" aria-label="${ctx.t('common.otherActions')}">
+<p><a href="/login">${ctx.t('common.backToSignIn')}</a></p>
 </nav>`,
   });
 }
 
-const MISSING_TOKEN_TEXT = 'This link is incomplete: it has no token. Open the link from the email again, or ask for a new one.';
-
 export function renderResetPasswordPage(ctx: PageContext, options: { token: string | null }): string {
   if (options.token === null) {
     return renderLayout({
-      title: 'Choose a new password',
+      title: ctx.t('reset.title'),
       page: 'reset-password',
-      devMode: ctx.devMode,
-      message: { kind: 'error', text: MISSING_TOKEN_TEXT },
-      body: html`<nav class="links" aria-label="Other actions"><p><a href="/forgot-password">Ask for a new link</a></p></nav>`,
+      ctx,
+      message: { kind: 'error', text: ctx.t('common.missingToken') },
+      body: html`<nav class="links" aria-label="${ctx.t('common.otherActions')}"><p><a href="/forgot-password">${ctx.t('common.askNewLink')}</a></p></nav>`,
     });
   }
   return renderLayout({
-    title: 'Choose a new password',
+    title: ctx.t('reset.title'),
     page: 'reset-password',
-    devMode: ctx.devMode,
+    ctx,
     body: html`<form method="post" action="/reset-password" novalidate data-api="/api/auth/password-reset/confirm">
 <input type="hidden" name="token" value="${options.token}">
-${newPasswordField('New password')}
-<button type="submit" class="primary" data-busy-text="Saving…">Save the new password</button>
+${newPasswordField(ctx, ctx.t('common.newPassword'))}
+<button type="submit" class="primary" data-busy-text="${ctx.t('common.saving')}">${ctx.t('reset.submit')}</button>
 </form>
-<p id="continue" hidden><a class="button primary" href="/login">Sign in</a></p>
-<nav class="links" aria-label="Other actions">
-<p><a href="/forgot-password">Ask for a new link</a></p>
+<p id="continue" hidden><a class="button primary" href="/login">${ctx.t('common.signIn')}</a></p>
+<nav class="links" aria-label="${ctx.t('common.otherActions')}">
+<p><a href="/forgot-password">${ctx.t('common.askNewLink')}</a></p>
 </nav>`,
   });
 }
@@ -209,50 +209,49 @@ export function maskEmail(email: string): string {
 }
 
 /** When and from where an account was registered, in words the owner can check against their own memory. */
-function registrationWords(link: VerificationLinkDescription): string {
+function registrationWords(ctx: PageContext, link: VerificationLinkDescription): string {
+  const { t } = ctx;
+  // ISO date and time in UTC, said so: unambiguous in every language, and the server does not
+  // know the reader's time zone. The catalog message places it (`{{when}}`).
   const when = `${link.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-  if (link.createdFrom === null) return `This account was created on ${when}.`;
-  const from = [
-    link.createdFrom.ip === null ? null : `the address ${link.createdFrom.ip}`,
-    link.createdFrom.userAgent === null ? null : `with “${link.createdFrom.userAgent.slice(0, 120)}”`,
-  ]
-    .filter((part) => part !== null)
-    .join(', ');
-  return from === '' ? `This account was created on ${when}.` : `This account was created on ${when}, from ${from}.`;
+  const ip = link.createdFrom?.ip ?? null;
+  const agent = link.createdFrom?.userAgent?.slice(0, 120) ?? null;
+  if (ip !== null && agent !== null) return t('verify.createdFromBoth', { when, ip, agent });
+  if (ip !== null) return t('verify.createdFromIp', { when, ip });
+  if (agent !== null) return t('verify.createdFromAgent', { when, agent });
+  return t('verify.created', { when });
 }
 
 export function renderVerifyEmailPage(ctx: PageContext, options: { token: string | null; link: VerificationLinkDescription | null }): string {
   if (options.token === null) {
     return renderLayout({
-      title: 'Confirm your email address',
+      title: ctx.t('verify.title'),
       page: 'verify-email',
-      devMode: ctx.devMode,
-      message: { kind: 'error', text: MISSING_TOKEN_TEXT },
-      body: html`<nav class="links" aria-label="Other actions"><p><a href="/dashboard">Go to your account</a></p></nav>`,
+      ctx,
+      message: { kind: 'error', text: ctx.t('common.missingToken') },
+      body: html`<nav class="links" aria-label="${ctx.t('common.otherActions')}"><p><a href="/dashboard">${ctx.t('common.goToAccount')}</a></p></nav>`,
     });
   }
   return renderLayout({
-    title: 'Confirm your email address',
+    title: ctx.t('verify.title'),
     page: 'verify-email',
-    devMode: ctx.devMode,
+    ctx,
     body: html`${
-      options.link === null
-        ? ''
-        : html`<p id="registration">${registrationWords(options.link)} If that was not you, someone else registered your address: choose “I did not create this account” below.</p>`
+      options.link === null ? '' : html`<p id="registration">${registrationWords(ctx, options.link)} ${ctx.t('verify.notYou')}</p>`
     }<form method="post" action="/verify-email" novalidate data-api="/api/auth/verify-email">
-<p>Press Confirm to finish verifying your email address.</p>
+<p>${ctx.t('verify.intro')}</p>
 <input type="hidden" name="token" value="${options.token}">
-<button type="submit" class="primary" data-busy-text="Confirming…">Confirm</button>
+<button type="submit" class="primary" data-busy-text="${ctx.t('common.confirming')}">${ctx.t('common.confirm')}</button>
 </form>
 <details id="decline">
-<summary>I did not create this account</summary>
+<summary>${ctx.t('verify.declineSummary')}</summary>
 <form id="decline-form" method="post" action="/verify-email" novalidate data-api="/api/auth/verify-email/decline">
-<p>Then someone else did, with a password of their own. Deleting it removes the account and everything set up with it, and cannot be undone. If you did create it, close this and press Confirm instead.</p>
+<p>${ctx.t('verify.declineText')}</p>
 <input type="hidden" name="token" value="${options.token}">
-<button type="submit" class="danger" data-busy-text="Deleting…">Yes, delete this account</button>
+<button type="submit" class="danger" data-busy-text="${ctx.t('common.deleting')}">${ctx.t('verify.declineSubmit')}</button>
 </form>
 </details>
-<p id="continue" hidden><a class="button primary" href="/dashboard">Go to your account</a></p>`,
+<p id="continue" hidden><a class="button primary" href="/dashboard">${ctx.t('common.goToAccount')}</a></p>`,
   });
 }
 
@@ -260,28 +259,26 @@ export function renderVerifyEmailPage(ctx: PageContext, options: { token: string
 export function renderEmailSignInPage(ctx: PageContext, options: { token: string | null; email: string | null }): string {
   if (options.token === null) {
     return renderLayout({
-      title: 'Sign in',
+      title: ctx.t('common.signIn'),
       page: 'email-sign-in',
-      devMode: ctx.devMode,
-      message: { kind: 'error', text: MISSING_TOKEN_TEXT },
-      body: html`<nav class="links" aria-label="Other actions"><p><a href="/login">Ask for a new link</a></p></nav>`,
+      ctx,
+      message: { kind: 'error', text: ctx.t('common.missingToken') },
+      body: html`<nav class="links" aria-label="${ctx.t('common.otherActions')}"><p><a href="/login">${ctx.t('common.askNewLink')}</a></p></nav>`,
     });
   }
   return renderLayout({
-    title: 'Sign in',
+    title: ctx.t('common.signIn'),
     page: 'email-sign-in',
-    devMode: ctx.devMode,
+    ctx,
     body: html`<form method="post" action="/email-sign-in" novalidate data-api="/api/auth/email-sign-in/verify">
 <p id="sign-in-account">${
-      options.email === null
-        ? 'Press Confirm to finish signing in.'
-        : html`Sign in as <strong>${maskEmail(options.email)}</strong>. If that is not your address, do not confirm: someone may have sent you their link.`
+      options.email === null ? ctx.t('emailSignIn.intro') : tHtml(ctx.t, 'emailSignIn.signInAs', { email: html`<strong>${maskEmail(options.email)}</strong>` })
     }</p>
 <input type="hidden" name="token" value="${options.token}">
-<button type="submit" class="primary" data-busy-text="Signing in…">${options.email === null ? 'Confirm' : `Sign in as ${maskEmail(options.email)}`}</button>
+<button type="submit" class="primary" data-busy-text="${ctx.t('common.signingIn')}">${options.email === null ? ctx.t('common.confirm') : ctx.t('emailSignIn.submitAs', { email: maskEmail(options.email) })}</button>
 </form>
-<nav class="links" aria-label="Other actions">
-<p><a href="/login">Back to sign in</a></p>
+<nav class="links" aria-label="${ctx.t('common.otherActions')}">
+<p><a href="/login">${ctx.t('common.backToSignIn')}</a></p>
 </nav>`,
   });
 }
@@ -289,27 +286,27 @@ export function renderEmailSignInPage(ctx: PageContext, options: { token: string
 export function renderDashboardPage(ctx: PageContext, options: { user: PublicUser }): string {
   const { user } = options;
   return renderLayout({
-    title: 'Your account',
+    title: ctx.t('dashboard.title'),
     page: 'dashboard',
-    devMode: ctx.devMode,
+    ctx,
     body: html`<dl class="account">
-<dt>Signed in as</dt>
-<dd id="account-email">${user.email ?? 'an account without an email address'}</dd>
-<dt>Email address</dt>
-<dd><span id="verification-status" class="status status--${user.emailVerified ? 'verified' : 'unverified'}">${user.email === null ? 'None to verify' : user.emailVerified ? 'Verified' : 'Not verified yet'}</span></dd>
+<dt>${ctx.t('dashboard.signedInAs')}</dt>
+<dd id="account-email">${user.email ?? ctx.t('dashboard.noEmail')}</dd>
+<dt>${ctx.t('common.emailAddress')}</dt>
+<dd><span id="verification-status" class="status status--${user.emailVerified ? 'verified' : 'unverified'}">${user.email === null ? ctx.t('dashboard.noneToVerify') : user.emailVerified ? ctx.t('dashboard.verified') : ctx.t('dashboard.notVerified')}</span></dd>
 </dl>
-<p><a href="/account">Manage your account</a>: sessions, password, email address, linked sign-ins.</p>
+<p>${tHtml(ctx.t, 'dashboard.manage', { link: html`<a href="/account">${ctx.t('common.manageAccount')}</a>` })}</p>
 ${
   user.email !== null && !user.emailVerified
-    ? html`<p>Check your inbox for the link that confirms your email address.</p>
+    ? html`<p>${ctx.t('dashboard.checkInbox')}</p>
 <form method="post" action="/dashboard" novalidate data-api="/api/auth/resend-verification" id="resend-form">
-<button type="submit" class="secondary" data-busy-text="Sending…">Send the verification email again</button>
+<button type="submit" class="secondary" data-busy-text="${ctx.t('common.sending')}">${ctx.t('dashboard.resend')}</button>
 </form>
 ${devLinkArea(ctx)}`
     : null
 }
 <form method="post" action="/dashboard" novalidate data-api="/api/auth/logout" id="sign-out-form">
-<button type="submit" class="primary" data-busy-text="Signing out…">Sign out</button>
+<button type="submit" class="primary" data-busy-text="${ctx.t('common.signingOut')}">${ctx.t('common.signOut')}</button>
 </form>`,
   });
 }
@@ -317,10 +314,10 @@ ${devLinkArea(ctx)}`
 /** What a form post without JavaScript reaches: the pages need the script to call the API. */
 export function renderNoScriptPage(ctx: PageContext): string {
   return renderLayout({
-    title: 'JavaScript needed',
+    title: ctx.t('noScript.title'),
     page: 'no-script',
-    devMode: ctx.devMode,
-    message: { kind: 'error', text: 'This form is sent by JavaScript, which did not run. Turn JavaScript on, go back and try again.' },
-    body: html`<nav class="links" aria-label="Other actions"><p><a href="/login">Back to sign in</a></p></nav>`,
+    ctx,
+    message: { kind: 'error', text: ctx.t('noScript.message') },
+    body: html`<nav class="links" aria-label="${ctx.t('common.otherActions')}"><p><a href="/login">${ctx.t('common.backToSignIn')}</a></p></nav>`,
   });
 }

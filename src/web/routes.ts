@@ -9,8 +9,9 @@ import path from 'node:path';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { Config } from '../config.js';
-import { ACCOUNT_DISABLED_MESSAGE } from '../errors.js';
+import type { Translate } from '../i18n/translator.js';
 import type { AppEnv } from '../http/env.js';
+import { pageContextOf } from './page-context.js';
 import type { RouteDoc } from '../http/route-docs.js';
 import { describeSignInProviders, usableSignInProviders } from '../oauth/setup.js';
 import { resolveReturnTo } from '../http/return-to.js';
@@ -66,7 +67,10 @@ const ASSET_FILES = {
 /** The longest provider error text shown on the login page; the rest is cut off. */
 
 export interface WebRouteDeps {
-  config: Pick<Readonly<Config>, 'mode' | 'devConveniences' | 'httpsBaseUrl' | 'defaultReturnTo' | 'oauthProblems' | 'github' | 'oidcProviders'>;
+  config: Pick<
+    Readonly<Config>,
+    'mode' | 'devConveniences' | 'httpsBaseUrl' | 'defaultReturnTo' | 'oauthProblems' | 'github' | 'oidcProviders' | 'mail' | 'defaultLanguage'
+  >;
   session: SessionDeps;
   cookie: SessionCookieSettings;
   /** The account and registration a verification link belongs to, read without spending it. */
@@ -75,12 +79,12 @@ export interface WebRouteDeps {
   describeEmailSignInLink: (token: string, now: Date) => Promise<{ email: string } | null>;
 }
 
-/** The provider's error codes (SPEC §7) in plain words, naming the provider. */
-const SIGN_IN_ERRORS: Readonly<Record<string, (provider: string) => string>> = {
-  invalid_state: (provider) => `Signing in with ${provider} took too long, or was started in another window. Please try again.`,
-  oauth_failed: (provider) => `We could not finish signing you in with ${provider}. Please try again.`,
-  oauth_error: (provider) => `${provider} did not let you sign in.`,
-  account_disabled: () => ACCOUNT_DISABLED_MESSAGE,
+/** The provider's error codes (SPEC §7) in plain words, naming the provider: each its catalog key. */
+const SIGN_IN_ERRORS: Readonly<Record<string, (t: Translate, provider: string) => string>> = {
+  invalid_state: (t, provider) => t('login.error.invalidState', { provider }),
+  oauth_failed: (t, provider) => t('login.error.oauthFailed', { provider }),
+  oauth_error: (t, provider) => t('login.error.oauthError', { provider }),
+  account_disabled: (t) => t('error.account_disabled'),
 };
 
 /** Named when the query names no known provider: links made before it did were GitHub's. */
@@ -91,14 +95,18 @@ const DEFAULT_PROVIDER_NAME = 'GitHub';
  * to /login with any query, and text on our origin that looks like ours is a phishing tool
  * ("Your account is suspended, call …"). The provider's own text stays in the audit row.
  */
-function loginMessage(query: Record<string, string>, providerNames: ReadonlyMap<string, string>): { kind: 'error' | 'success'; text: string } | undefined {
+function loginMessage(
+  t: Translate,
+  query: Record<string, string>,
+  providerNames: ReadonlyMap<string, string>,
+): { kind: 'error' | 'success'; text: string } | undefined {
   const code = query.error;
   if (code !== undefined && code !== '') {
     // The name comes from our configuration, looked up by id, never from the query's text.
     const provider = providerNames.get(query.provider ?? '') ?? DEFAULT_PROVIDER_NAME;
-    return { kind: 'error', text: SIGN_IN_ERRORS[code]?.(provider) ?? 'Signing in did not work. Please try again.' };
+    return { kind: 'error', text: SIGN_IN_ERRORS[code]?.(t, provider) ?? t('login.error.generic') };
   }
-  if (query.signed_out === '1') return { kind: 'success', text: 'You are signed out.' };
+  if (query.signed_out === '1') return { kind: 'success', text: t('login.signedOut') };
   return undefined;
 }
 
@@ -120,7 +128,13 @@ function loadWebAuthnBrowser(): StaticAsset {
 }
 
 export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
-  const ctx: PageContext = { devMode: deps.config.mode === 'development' && deps.config.devConveniences };
+  const pageSettings = {
+    devMode: deps.config.mode === 'development' && deps.config.devConveniences,
+    appName: deps.config.mail.appName,
+    defaultLanguage: deps.config.defaultLanguage,
+    httpsBaseUrl: deps.config.httpsBaseUrl,
+  };
+  const ctxOf = (c: Context<AppEnv>, returnTo?: string): PageContext => pageContextOf(c, pageSettings, returnTo);
   const pageHeaders = securityHeaders({ contentSecurityPolicy: PAGE_CONTENT_SECURITY_POLICY, httpsBaseUrl: deps.config.httpsBaseUrl });
   // Each usable sign-in provider gets a button, in the order of GET /api/auth/providers.
   const signInProviders = usableSignInProviders(deps.config);
@@ -153,36 +167,45 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   app.get('/login', (c) => {
     const returnTo = returnToOf(c);
     const providers = signInProviders.map(({ id, name }) => ({ id, name, startUrl: `/api/auth/oauth/${id}?return_to=${encodeURIComponent(returnTo)}` }));
+    const ctx = ctxOf(c, returnTo);
     return c.html(
-      renderLoginPage(ctx, { returnTo, providers, message: loginMessage(c.req.query(), providerNames), secondFactor: c.req.query('mfa') === 'required' }),
+      renderLoginPage(ctx, {
+        returnTo,
+        providers,
+        message: loginMessage(ctx.t, c.req.query(), providerNames),
+        secondFactor: c.req.query('mfa') === 'required',
+      }),
     );
   });
-  app.get('/register', (c) => c.html(renderRegisterPage(ctx, { returnTo: returnToOf(c) })));
-  app.get('/forgot-password', (c) => c.html(renderForgotPasswordPage(ctx)));
-  app.get('/reset-password', (c) => c.html(renderResetPasswordPage(ctx, { token: tokenOf(c) })));
+  app.get('/register', (c) => {
+    const returnTo = returnToOf(c);
+    return c.html(renderRegisterPage(ctxOf(c, returnTo), { returnTo }));
+  });
+  app.get('/forgot-password', (c) => c.html(renderForgotPasswordPage(ctxOf(c))));
+  app.get('/reset-password', (c) => c.html(renderResetPasswordPage(ctxOf(c), { token: tokenOf(c) })));
   app.get('/verify-email', async (c) => {
     const token = tokenOf(c);
     const link = token === null ? null : await deps.describeVerificationLink(token, c.get('requestContext').now);
-    return c.html(renderVerifyEmailPage(ctx, { token, link }));
+    return c.html(renderVerifyEmailPage(ctxOf(c), { token, link }));
   });
   app.get('/email-sign-in', async (c) => {
     const token = tokenOf(c);
     const link = token === null ? null : await deps.describeEmailSignInLink(token, c.get('requestContext').now);
-    return c.html(renderEmailSignInPage(ctx, { token, email: link?.email ?? null }));
+    return c.html(renderEmailSignInPage(ctxOf(c), { token, email: link?.email ?? null }));
   });
   app.get('/dashboard', async (c) => {
     const valid = await readValidSession(c, deps);
     if (valid === null) return c.redirect(`/login?return_to=${encodeURIComponent('/dashboard')}`, 302);
-    return c.html(renderDashboardPage(ctx, { user: toPublicUser(valid.user) }));
+    return c.html(renderDashboardPage(ctxOf(c), { user: toPublicUser(valid.user) }));
   });
   app.get('/account', async (c) => {
     const valid = await readValidSession(c, deps);
     if (valid === null) return c.redirect(`/login?return_to=${encodeURIComponent('/account')}`, 302);
-    return c.html(renderAccountPage(ctx, { user: toPublicUser(valid.user), hasPassword: valid.user.passwordHash !== null }));
+    return c.html(renderAccountPage(ctxOf(c), { user: toPublicUser(valid.user), hasPassword: valid.user.passwordHash !== null }));
   });
-  app.get('/confirm-email-change', (c) => c.html(renderConfirmEmailChangePage(ctx, { token: tokenOf(c) })));
+  app.get('/confirm-email-change', (c) => c.html(renderConfirmEmailChangePage(ctxOf(c), { token: tokenOf(c) })));
   // The forms post with fetch; a post that arrives here means the script did not run.
-  app.on('POST', [...PAGE_PATHS], (c) => c.html(renderNoScriptPage(ctx), 400));
+  app.on('POST', [...PAGE_PATHS], (c) => c.html(renderNoScriptPage(ctxOf(c)), 400));
   addDocsRoutes(app, { httpsBaseUrl: deps.config.httpsBaseUrl });
 
   return app;

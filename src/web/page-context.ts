@@ -1,0 +1,74 @@
+/**
+ * @module The per-request part of a page's context: its language (negotiated from `?lang=`, the
+ * `gatehouse_lang` cookie, Accept-Language, then DEFAULT_LANGUAGE), the cookie that remembers a
+ * `?lang=` choice, and the messages the page scripts get in their JSON data block.
+ */
+import type { Context } from 'hono';
+import { getCookie } from 'hono/cookie';
+import { CATALOGS } from '../i18n/catalogs/index.js';
+import { SUPPORTED_LANGUAGES, type Language } from '../i18n/languages.js';
+import { LANGUAGE_COOKIE, languageCookie, negotiatePageLanguage } from '../i18n/negotiate.js';
+import { hasOwnMessage, translator } from '../i18n/translator.js';
+import type { AppEnv } from '../http/env.js';
+import type { PageContext } from './html.js';
+
+export interface PageContextSettings {
+  devMode: boolean;
+  appName: string;
+  defaultLanguage: Language;
+  /** BASE_URL is https: the language cookie is Secure. */
+  httpsBaseUrl: boolean;
+}
+
+/**
+ * The scripts' messages of one language: every `script.*` key (English where the catalog lacks
+ * it), and the `error.<code>` texts only where the language's own catalog has them. In English
+ * the server's message is shown as it is: it is English already and often more specific (a
+ * validation error names the field) than the catalog's text for its code.
+ */
+function scriptMessagesOf(lang: Language): Readonly<Record<string, string>> {
+  const t = translator(lang);
+  const messages: Record<string, string> = {};
+  for (const key of Object.keys(CATALOGS.en)) {
+    if (key.startsWith('script.')) messages[key] = t(key);
+    else if (key.startsWith('error.') && lang !== 'en' && hasOwnMessage(lang, key)) messages[key] = t(key);
+  }
+  return Object.freeze(messages);
+}
+
+const SCRIPT_MESSAGES: ReadonlyMap<Language, Readonly<Record<string, string>>> = new Map(SUPPORTED_LANGUAGES.map((lang) => [lang, scriptMessagesOf(lang)]));
+
+/**
+ * The page's own address for the language switcher's links, with only the query parameters the
+ * page reads and which cannot carry prose: text from someone else's link must not be repeated.
+ * return_to is the page's resolved one (already checked to be a path on this origin).
+ */
+function switcherUrl(c: Context<AppEnv>, returnTo: string | undefined): URL {
+  const requested = new URL(c.req.url);
+  const url = new URL(requested.pathname, requested.origin);
+  for (const name of ['token', 'mfa', 'error', 'provider', 'signed_out']) {
+    const value = requested.searchParams.get(name);
+    if (value !== null && /^[A-Za-z0-9_-]{1,512}$/.test(value)) url.searchParams.set(name, value);
+  }
+  if (returnTo !== undefined && requested.searchParams.has('return_to')) url.searchParams.set('return_to', returnTo);
+  return url;
+}
+
+/** The page's context for this request; sets the language cookie when `?lang=` chose the language. */
+export function pageContextOf(c: Context<AppEnv>, settings: PageContextSettings, returnTo?: string): PageContext {
+  const { lang, fromQuery } = negotiatePageLanguage(
+    { query: c.req.query('lang'), cookie: getCookie(c, LANGUAGE_COOKIE), acceptLanguage: c.req.header('accept-language') },
+    settings.defaultLanguage,
+  );
+  if (fromQuery) c.header('Set-Cookie', languageCookie(lang, settings.httpsBaseUrl), { append: true });
+  // The language decides the page's text: a cache must not serve one person's language to another.
+  c.header('Vary', 'Cookie, Accept-Language', { append: true });
+  return {
+    devMode: settings.devMode,
+    appName: settings.appName,
+    lang,
+    t: translator(lang),
+    url: switcherUrl(c, returnTo),
+    scriptMessages: SCRIPT_MESSAGES.get(lang) ?? {},
+  };
+}
