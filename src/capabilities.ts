@@ -5,6 +5,7 @@
  */
 import { account } from './account/capability.js';
 import { admin } from './admin/capability.js';
+import { brand } from './brand/capability.js';
 import type { Capability } from './capability.js';
 import { emailSignIn } from './email-sign-in/capability.js';
 import { emailVerification } from './email-verification/capability.js';
@@ -28,6 +29,7 @@ export const CAPABILITIES: readonly Capability[] = [
   emailSignIn,
   passkeys,
   pages,
+  brand,
   providers,
   // Before admin: its /users/:id would take /users/export for a user id.
   userTransfer,

@@ -11,6 +11,7 @@
 import { accountSettings } from './account/settings.js';
 import { adminSettings } from './admin/settings.js';
 import { auditSettings } from './audit/settings.js';
+import { brandSettings } from './brand/settings.js';
 import { credentialSettings } from './credentials/settings.js';
 import { databaseSettings } from './db/settings.js';
 import { emailSignInSettings } from './email-sign-in/settings.js';
@@ -20,6 +21,7 @@ import { metricsSettings } from './metrics/settings.js';
 import { mfaSettings } from './mfa/settings.js';
 import { providerSettings } from './oauth/settings.js';
 import { i18nSettings } from './i18n/settings.js';
+import { emailTemplateSettings } from './outbox/override-settings.js';
 import { mailSettings } from './outbox/settings.js';
 import { passkeySettings } from './passkeys/settings.js';
 import { passwordResetSettings } from './password-reset/settings.js';
@@ -52,6 +54,8 @@ const SETTINGS = [
   credentialSettings,
   mailSettings,
   i18nSettings,
+  emailTemplateSettings,
+  brandSettings,
   accountSettings,
   mfaSettings,
   emailVerificationSettings,
