@@ -21,10 +21,7 @@ export function createWebhookEventStore(db: Kysely<Database>): WebhookEventStore
         .execute();
       if (endpoints.length === 0) return;
       const at = event.createdAt.getTime();
-      await db
-        .insertInto('webhook_events')
-        .values({ id: event.id, type: event.type, user_id: event.userId, payload: event.payload, created_at: at })
-        .execute();
+      await db.insertInto('webhook_events').values({ id: event.id, type: event.type, user_id: event.userId, payload: event.payload, created_at: at }).execute();
       await db
         .insertInto('webhook_deliveries')
         .values(

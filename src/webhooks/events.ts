@@ -33,15 +33,7 @@ export interface WebhookEventData {
   'webhook.test': { webhookId: string };
 }
 
-export type SessionRevokedReason =
-  | 'logout'
-  | 'revoked'
-  | 'revoked_others'
-  | 'password_changed'
-  | 'password_reset'
-  | 'admin'
-  | 'disabled'
-  | 'deleted';
+export type SessionRevokedReason = 'logout' | 'revoked' | 'revoked_others' | 'password_changed' | 'password_reset' | 'admin' | 'disabled' | 'deleted';
 
 export type WebhookEventType = keyof WebhookEventData;
 

@@ -46,9 +46,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   await db.schema
     .createTable('webhook_deliveries')
-    .addColumn('seq', pg ? sql`bigint generated always as identity` : sql`integer`, (col) =>
-      pg ? col.primaryKey() : col.primaryKey().autoIncrement(),
-    )
+    .addColumn('seq', pg ? sql`bigint generated always as identity` : sql`integer`, (col) => (pg ? col.primaryKey() : col.primaryKey().autoIncrement()))
     .addColumn('id', 'varchar(36)', (col) => col.notNull().unique())
     .addColumn('event_id', 'varchar(40)', (col) => col.notNull().references('webhook_events.id').onDelete('cascade'))
     .addColumn('endpoint_id', 'varchar(36)', (col) => col.notNull().references('webhook_endpoints.id').onDelete('cascade'))
@@ -62,18 +60,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'bigint', (col) => col.notNull())
     .execute();
   await db.schema.createIndex('webhook_deliveries_due_idx').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
-  await db.schema
-    .createIndex('webhook_deliveries_order_idx')
-    .on('webhook_deliveries')
-    .columns(['endpoint_id', 'user_id', 'status', 'seq'])
-    .execute();
+  await db.schema.createIndex('webhook_deliveries_order_idx').on('webhook_deliveries').columns(['endpoint_id', 'user_id', 'status', 'seq']).execute();
   await db.schema.createIndex('webhook_deliveries_event_idx').on('webhook_deliveries').column('event_id').execute();
 
   await db.schema
     .createTable('webhook_delivery_attempts')
-    .addColumn('id', pg ? sql`bigint generated always as identity` : sql`integer`, (col) =>
-      pg ? col.primaryKey() : col.primaryKey().autoIncrement(),
-    )
+    .addColumn('id', pg ? sql`bigint generated always as identity` : sql`integer`, (col) => (pg ? col.primaryKey() : col.primaryKey().autoIncrement()))
     .addColumn('delivery_id', 'varchar(36)', (col) => col.notNull().references('webhook_deliveries.id').onDelete('cascade'))
     .addColumn('at', 'bigint', (col) => col.notNull())
     .addColumn('status_code', 'integer')
