@@ -3,6 +3,8 @@
  * cross-site rules, the body limit, errors) and the operations routes are here; every capability
  * brings its own routes (src/capabilities.ts lists them, in the order they are mounted).
  */
+import { getCookie } from 'hono/cookie';
+import { LANGUAGE_COOKIE, requestLanguage } from './i18n/negotiate.js';
 import { randomUUID } from 'node:crypto';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -158,6 +160,8 @@ function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'cl
       userAgent: c.req.header('user-agent')?.slice(0, MAX_USER_AGENT_CHARS) ?? null,
       now: clock.now(),
       requestId,
+      // Header and cookie parsing only, no store: the session check pays nothing for it.
+      language: requestLanguage({ cookie: getCookie(c, LANGUAGE_COOKIE), acceptLanguage: c.req.header('accept-language') }),
     });
     origins.refuseCrossSite(c);
     await next();

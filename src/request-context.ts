@@ -1,5 +1,7 @@
 /** @module What a flow knows of the request that started it: no Request object, no headers. */
 
+import type { Language } from './i18n/languages.js';
+
 export interface RequestContext {
   /** The client IP as resolved under TRUST_PROXY. */
   ip: string;
@@ -8,4 +10,10 @@ export interface RequestContext {
   /** Read once per request so every rule in one request sees the same instant. */
   now: Date;
   requestId: string;
+  /**
+   * The language the request carries (the pages' `gatehouse_lang` cookie, then Accept-Language;
+   * null: none), remembered on an account created or signed in from a page. Absent where a
+   * request context is built outside the HTTP edge.
+   */
+  language?: Language | null;
 }

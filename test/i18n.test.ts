@@ -3,12 +3,13 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { ERROR_CODES } from '../src/errors.js';
 import { CATALOGS } from '../src/i18n/catalogs/index.js';
 import { SUPPORTED_LANGUAGES, type Language } from '../src/i18n/languages.js';
 import { languageFromAcceptLanguage, negotiatePageLanguage } from '../src/i18n/negotiate.js';
 import { translator } from '../src/i18n/translator.js';
+import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 /**
  * Catalogs whose translation is still being written: completeness is not asserted for them.
@@ -108,5 +109,65 @@ describe('negotiation', () => {
     expect(negotiatePageLanguage({ query: 'xx', cookie: 'de', acceptLanguage: 'fr' }, 'en')).toEqual({ lang: 'de', fromQuery: false });
     expect(negotiatePageLanguage({ cookie: 'zz', acceptLanguage: 'fr' }, 'en')).toEqual({ lang: 'fr', fromQuery: false });
     expect(negotiatePageLanguage({}, 'es')).toEqual({ lang: 'es', fromQuery: false });
+  });
+});
+
+describeEachDialect('page languages over HTTP', (dialect) => {
+  let t: TestGatehouse;
+  beforeEach(async () => {
+    t = await createTestGatehouse(dialect, { env: { APP_NAME: 'Acme Login' } });
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  test('?lang= chooses the language and sets the cookie; <html lang dir> follow it (Arabic: rtl)', async () => {
+    const response = await t.request('GET', '/login?lang=ar&return_to=%2Fapp');
+    const page = await response.text();
+    expect(page).toMatch(/^<!doctype html>\n<html lang="ar" dir="rtl">/);
+    const cookie = response.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^gatehouse_lang=ar; Path=\/; Max-Age=31536000; SameSite=Lax; HttpOnly$/);
+    // The switcher keeps the path and the page's own query, and names each language in itself.
+    expect(page).toContain('<nav class="language-switcher"');
+    expect(page).toContain('href="/login?return_to=%2Fapp&amp;lang=de" lang="de" hreflang="de">Deutsch</a>');
+    expect(page).toContain('>العربية</a>');
+  });
+
+  test('the cookie, then Accept-Language with q-values, then the default; unsupported values are ignored', async () => {
+    const lang = async (path: string, headers: Record<string, string>): Promise<string | undefined> =>
+      /<html lang="([a-z]+)"/.exec(await (await t.request('GET', path, { headers })).text())?.[1];
+    expect(await lang('/register', { cookie: 'gatehouse_lang=ja' })).toBe('ja');
+    expect(await lang('/register', { cookie: 'gatehouse_lang=xx', 'accept-language': 'en;q=0.3, de-CH;q=0.8' })).toBe('de');
+    expect(await lang('/register?lang=xx', {})).toBe('en');
+    const unsupported = await t.request('GET', '/register?lang=xx');
+    expect(unsupported.headers.get('set-cookie')).toBeNull();
+  });
+
+  test('APP_NAME is in the header and the title of every page', async () => {
+    const page = await (await t.request('GET', '/forgot-password')).text();
+    expect(page).toContain('<span class="brand">Acme Login</span>');
+    expect(page).toMatch(/<title>[^<]+ · Acme Login<\/title>/);
+    expect(page).not.toContain('Gatehouse');
+  });
+
+  test('an account registered from a page keeps the page’s language; without one it stays null', async () => {
+    const fromPage = await t.request('POST', '/api/auth/register', {
+      json: { email: 'de@example.com', password: STRONG_PASSWORD },
+      cookie: 'gatehouse_lang=de',
+    });
+    expect(fromPage.status).toBe(201);
+    const byHeader = await t.request('POST', '/api/auth/register', {
+      json: { email: 'fr@example.com', password: STRONG_PASSWORD },
+      headers: { 'accept-language': 'fr-CA, en;q=0.5' },
+    });
+    expect(byHeader.status).toBe(201);
+    const none = await t.request('POST', '/api/auth/register', { json: { email: 'none@example.com', password: STRONG_PASSWORD } });
+    expect(none.status).toBe(201);
+    const rows = await t.database.kysely.selectFrom('users').select(['email', 'language']).orderBy('email').execute();
+    expect(rows).toEqual([
+      { email: 'de@example.com', language: 'de' },
+      { email: 'fr@example.com', language: 'fr' },
+      { email: 'none@example.com', language: null },
+    ]);
   });
 });

@@ -22,6 +22,8 @@ export interface UsersTable {
   password_unproven: number;
   /** The id another system knew the user by, from an import (migration 014); unique; null for most. */
   external_id: string | null;
+  /** The account's language (migration 017, src/i18n/languages.ts); null: DEFAULT_LANGUAGE. */
+  language: string | null;
 }
 
 export interface SessionsTable {

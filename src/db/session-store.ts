@@ -48,6 +48,7 @@ function sessionWithUserSelect(db: Kysely<Database>) {
       'users.last_login_at',
       'users.disabled_at',
       'users.password_unproven',
+      'users.language',
     ]);
 }
 

@@ -1,6 +1,6 @@
 /** @module UserStore over Kysely. */
 import type { Kysely, Selectable } from 'kysely';
-import type { NewUser, User, UserStore } from '../users/user.js';
+import { languageOf, type NewUser, type User, type UserStore } from '../users/user.js';
 import { isUniqueViolation } from './errors.js';
 import type { Database, UsersTable } from './schema.js';
 
@@ -15,6 +15,7 @@ export function toUser(row: Omit<Selectable<UsersTable>, 'external_id'>): User {
     lastLoginAt: row.last_login_at === null ? null : new Date(row.last_login_at),
     disabledAt: row.disabled_at === null ? null : new Date(row.disabled_at),
     passwordUnproven: row.password_unproven === 1,
+    language: languageOf(row.language),
   };
 }
 
@@ -44,6 +45,7 @@ export function createUserStore(db: Kysely<Database>, dialect: 'sqlite' | 'postg
             preferences: '{}',
             created_at: user.createdAt.getTime(),
             last_login_at: null,
+            language: user.language ?? null,
           })
           .execute();
         return 'created';
@@ -55,6 +57,10 @@ export function createUserStore(db: Kysely<Database>, dialect: 'sqlite' | 'postg
 
     async recordLogin(userId, at) {
       await db.updateTable('users').set({ last_login_at: at.getTime() }).where('id', '=', userId).execute();
+    },
+
+    async setLanguage(userId, language) {
+      await db.updateTable('users').set({ language }).where('id', '=', userId).execute();
     },
 
     async setPassword(userId, passwordHash) {

@@ -252,7 +252,17 @@ async function spendAndResolveUser(
     if (user === null && record.userId === null && deps.signup) {
       const id = randomUUID();
       // Taken a moment ago by a registration: refused (on PostgreSQL the failed insert ended the transaction).
-      if ((await tx.users.createUser({ id, email: record.email, passwordHash: null, emailVerified: true, createdAt: ctx.now })) === 'email_taken') return null;
+      if (
+        (await tx.users.createUser({
+          id,
+          email: record.email,
+          passwordHash: null,
+          emailVerified: true,
+          createdAt: ctx.now,
+          language: ctx.language ?? null,
+        })) === 'email_taken'
+      )
+        return null;
       created = true;
       user = await tx.users.findUserById(id);
     }

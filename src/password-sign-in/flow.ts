@@ -86,6 +86,7 @@ export async function registerWithPassword(deps: PasswordFlowDeps, credentials: 
     lastLoginAt: null,
     disabledAt: null,
     passwordUnproven: true,
+    language: ctx.language ?? null,
   };
   // The user, its verification token and the queued email exist together or not at all.
   const verification = await deps.stores.transaction(async (tx) => {

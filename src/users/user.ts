@@ -1,4 +1,5 @@
 /** @module The user as the domain sees it, and the storage verbs the features need. */
+import { isSupportedLanguage, type Language } from '../i18n/languages.js';
 
 export interface User {
   id: string;
@@ -18,6 +19,16 @@ export interface User {
    * them all (users/secure-unverified.ts). Column `password_unproven`, named for its first use.
    */
   passwordUnproven: boolean;
+  /**
+   * The language of the account's emails, remembered from the pages it uses; null (or absent, for
+   * a user built outside the store): DEFAULT_LANGUAGE.
+   */
+  language?: Language | null;
+}
+
+/** A stored language value as the domain sees it: anything no longer supported reads as none. */
+export function languageOf(value: string | null | undefined): Language | null {
+  return isSupportedLanguage(value) ? value : null;
 }
 
 /** What a client may see of a user (GET /api/auth/session). */
@@ -45,6 +56,8 @@ export interface NewUser {
   passwordHash: string | null;
   emailVerified: boolean;
   createdAt: Date;
+  /** The language of the page the account was created from; null or absent: none known. */
+  language?: Language | null;
 }
 
 export interface UserStore {
@@ -54,6 +67,8 @@ export interface UserStore {
   createUser(user: NewUser): Promise<'created' | 'email_taken'>;
   recordLogin(userId: string, at: Date): Promise<void>;
   setPassword(userId: string, passwordHash: string): Promise<void>;
+  /** Remembers the account's language (callers write only when it differs from the stored one). */
+  setLanguage(userId: string, language: Language): Promise<void>;
   /** Replaces the hash only while it is still `previousHash` (a password changed meanwhile wins); true when replaced. */
   rehashPassword(userId: string, previousHash: string, passwordHash: string): Promise<boolean>;
   /**

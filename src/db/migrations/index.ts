@@ -19,6 +19,7 @@ import * as m013 from './013-oauth-pending-links.js';
 import * as m014 from './014-user-import.js';
 import * as m015 from './015-imported-password-hashes.js';
 import * as m016 from './016-webhooks.js';
+import * as m017 from './017-user-language.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '014-user-import': m014,
   '015-imported-password-hashes': m015,
   '016-webhooks': m016,
+  '017-user-language': m017,
 };
