@@ -19,6 +19,13 @@ export function toUser(row: Omit<Selectable<UsersTable>, 'external_id'>): User {
   };
 }
 
+/** UserStore.setLanguage, outside createUserStore to keep that function within bounds. */
+function languageSetter(db: Kysely<Database>): UserStore['setLanguage'] {
+  return async (userId, language) => {
+    await db.updateTable('users').set({ language }).where('id', '=', userId).execute();
+  };
+}
+
 export function createUserStore(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): UserStore {
   return {
     async findUserById(id) {
@@ -59,9 +66,7 @@ export function createUserStore(db: Kysely<Database>, dialect: 'sqlite' | 'postg
       await db.updateTable('users').set({ last_login_at: at.getTime() }).where('id', '=', userId).execute();
     },
 
-    async setLanguage(userId, language) {
-      await db.updateTable('users').set({ language }).where('id', '=', userId).execute();
-    },
+    setLanguage: languageSetter(db),
 
     async setPassword(userId, passwordHash) {
       await db.updateTable('users').set({ password_hash: passwordHash }).where('id', '=', userId).execute();
