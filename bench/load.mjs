@@ -20,6 +20,15 @@ const requests = [
           }),
         }
       : {}),
+    // Logins spread over several accounts (each request the next email of the list, in turn).
+    ...(spec.emails
+      ? {
+          setupRequest: (request) => ({
+            ...request,
+            body: JSON.stringify({ ...spec.body, email: spec.emails[counter++ % spec.emails.length] }),
+          }),
+        }
+      : {}),
   },
 ];
 
