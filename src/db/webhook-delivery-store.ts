@@ -186,6 +186,9 @@ function claimMethods(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): Pic
                 ),
               ]),
             )
+            // The due index's order (status, next_attempt_at, seq): earliest due first, the walk
+            // stops at `limit` (a sort of every due row made a large backlog's drain quadratic).
+            .orderBy('d.next_attempt_at')
             .orderBy('d.seq')
             .limit(limit);
           return dialect === 'postgres' ? due.forUpdate(['d']).skipLocked() : due;
