@@ -45,8 +45,6 @@ export interface AdminStore {
   searchUsers(search: UserSearch): Promise<User[]>;
   /** What an operator sees of a user besides its row, in one round of queries. */
   userOverview(userId: string, now: Date): Promise<UserOverview>;
-  /** Sets or clears `disabled_at`; false when there is no such user. */
-  setDisabledAt(userId: string, at: Date | null): Promise<boolean>;
   /** Newest first; up to `limit + 1` rows. */
   searchAuditEvents(search: AuditSearch): Promise<StoredAuditEvent[]>;
 }

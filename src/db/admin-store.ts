@@ -15,7 +15,7 @@ export function createAdminStore(db: Kysely<Database>): AdminStore {
 }
 
 /** The operators' view of users: search, what each has set up, disabling. */
-function userMethods(db: Kysely<Database>): Pick<AdminStore, 'searchUsers' | 'userOverview' | 'setDisabledAt'> {
+function userMethods(db: Kysely<Database>): Pick<AdminStore, 'searchUsers' | 'userOverview'> {
   return {
     async searchUsers({ query, limit, after }) {
       let select = db.selectFrom('users').selectAll();
@@ -69,15 +69,6 @@ function userMethods(db: Kysely<Database>): Pick<AdminStore, 'searchUsers' | 'us
         recoveryCodesLeft: twoFactorEnabled ? Number(codes.count) : 0,
         passkeys: Number(passkeys.count),
       };
-    },
-
-    async setDisabledAt(userId, at) {
-      const result = await db
-        .updateTable('users')
-        .set({ disabled_at: at === null ? null : at.getTime() })
-        .where('id', '=', userId)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) === 1;
     },
   };
 }

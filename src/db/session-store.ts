@@ -170,16 +170,6 @@ export function createSessionStore(db: Kysely<Database>, options: SessionStoreOp
       return Number(result.numDeletedRows) === 1;
     },
 
-    async deleteOtherUserSessions(userId, keepSessionId) {
-      const result = await db.deleteFrom('sessions').where('user_id', '=', userId).where('id', '!=', keepSessionId).executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
-
-    async deleteUserSessions(userId) {
-      const result = await db.deleteFrom('sessions').where('user_id', '=', userId).executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
-
     async deleteUserSessionsReturningIds(userId, keepSessionId) {
       let query = db.deleteFrom('sessions').where('user_id', '=', userId);
       if (keepSessionId !== null) query = query.where('id', '!=', keepSessionId);

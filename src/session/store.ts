@@ -37,9 +37,6 @@ export interface SessionStore {
   touchSession(sessionId: string, now: Date, minIntervalMs: number): Promise<void>;
   /** Deletes the session only if it belongs to the user; false otherwise. */
   deleteUserSession(userId: string, sessionId: string): Promise<boolean>;
-  /** Deletes every session of the user but `keepSessionId`; returns how many. */
-  deleteOtherUserSessions(userId: string, keepSessionId: string): Promise<number>;
-  deleteUserSessions(userId: string): Promise<number>;
   /**
    * Deletes every session of the user, but `keepSessionId` when given; returns the ids deleted,
    * for the `session.revoked` event that reports them (webhooks/events.ts).
