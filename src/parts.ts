@@ -189,6 +189,7 @@ export async function buildSharedParts(config: Readonly<Config>, options: Gateho
       limits,
       logger,
       appName: config.mail.appName,
+      defaultLanguage: config.defaultLanguage,
       baseUrl: config.baseUrl,
       maxFailures: config.lockout.maxFailures,
       lockedForMinutes: Math.ceil(config.lockout.durationSeconds / 60),

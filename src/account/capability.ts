@@ -35,6 +35,7 @@ export const account = defineCapability({
             random: parts.random,
             baseUrl: parts.config.baseUrl,
             appName: parts.config.mail.appName,
+            defaultLanguage: parts.config.defaultLanguage,
             onEmailQueued: parts.emailQueued,
           },
           session: parts.session,

@@ -12,6 +12,7 @@
  *                 │                    └── address taken meanwhile ──► 409, nothing changes
  *                 └── 24 h pass, or a newer request ──► dead
  */
+import type { Language } from '../i18n/languages.js';
 import { recordAudit } from '../audit/record.js';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
@@ -38,6 +39,8 @@ export interface AccountDeps extends ReauthDeps {
   random: RandomReader;
   baseUrl: string;
   appName: string;
+  /** DEFAULT_LANGUAGE: the language of emails to an account that has none. */
+  defaultLanguage?: Language;
   /** Called after a transaction queued an email, so the sender picks it up at once. */
   onEmailQueued: () => void;
 }
@@ -116,7 +119,14 @@ export async function changePassword(
     // A pending email change may have been asked by whoever the change locks out.
     await tx.emailChangeTokens.deleteUserEmailChangeTokens(user.id);
     if (notify && user.email !== null) {
-      const email = renderPasswordChangedEmail({ appName: deps.appName, baseUrl: deps.baseUrl, how: 'change', firstPassword: false });
+      const email = renderPasswordChangedEmail({
+        appName: deps.appName,
+        baseUrl: deps.baseUrl,
+        how: 'change',
+        firstPassword: false,
+        language: user.language,
+        defaultLanguage: deps.defaultLanguage,
+      });
       await queueEmail(tx.outbox, user.email, email, { now: ctx.now, linkExpiresAt: null });
     }
   });
@@ -156,10 +166,22 @@ export async function requestEmailChange(
       expiresAt,
       createdAt: ctx.now,
     });
-    const link = renderEmailChangeEmail({ appName: deps.appName, url, lifetimeHours: EMAIL_CHANGE_LIFETIME_MS / 3_600_000 });
+    const link = renderEmailChangeEmail({
+      appName: deps.appName,
+      url,
+      lifetimeHours: EMAIL_CHANGE_LIFETIME_MS / 3_600_000,
+      language: user.language,
+      defaultLanguage: deps.defaultLanguage,
+    });
     await queueEmail(tx.outbox, input.newEmail, link, { now: ctx.now, linkExpiresAt: expiresAt });
     if (notifyOld && oldEmail !== null) {
-      const notice = renderEmailChangeRequestedEmail({ appName: deps.appName, newEmail: input.newEmail, baseUrl: deps.baseUrl });
+      const notice = renderEmailChangeRequestedEmail({
+        appName: deps.appName,
+        newEmail: input.newEmail,
+        baseUrl: deps.baseUrl,
+        language: user.language,
+        defaultLanguage: deps.defaultLanguage,
+      });
       await queueEmail(tx.outbox, oldEmail, notice, { now: ctx.now, linkExpiresAt: null });
     }
   });
@@ -219,10 +241,21 @@ export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: 
     if (user.email !== null) {
       await tx.outbox.expireQueuedEmailsTo(user.email);
       if (notifyOld)
-        await queueEmail(tx.outbox, user.email, renderEmailChangedEmail({ appName: deps.appName, newEmail: record.newEmail, baseUrl: deps.baseUrl }), {
-          now: ctx.now,
-          linkExpiresAt: null,
-        });
+        await queueEmail(
+          tx.outbox,
+          user.email,
+          renderEmailChangedEmail({
+            appName: deps.appName,
+            newEmail: record.newEmail,
+            baseUrl: deps.baseUrl,
+            language: user.language,
+            defaultLanguage: deps.defaultLanguage,
+          }),
+          {
+            now: ctx.now,
+            linkExpiresAt: null,
+          },
+        );
     }
     return user;
   });

@@ -13,6 +13,7 @@ export function emailSignInDeps(
     random: parts.random,
     baseUrl: parts.config.baseUrl,
     appName: parts.config.mail.appName,
+    defaultLanguage: parts.config.defaultLanguage,
     signup: parts.config.emailSignInSignup,
     codeKey: createSignInCodeKey(parts.jwtSecret),
     limits: parts.limits,

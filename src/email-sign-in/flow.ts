@@ -12,6 +12,7 @@
  * JWT_SECRET (a plain hash of a 6-digit code falls to a million guesses offline). Wrong codes are
  * failed logins of the address for the login lock, known or not, and answer alike (no oracle).
  */
+import type { Language } from '../i18n/languages.js';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { recordAudit } from '../audit/record.js';
 import type { BackgroundTasks } from '../background.js';
@@ -47,6 +48,8 @@ export interface EmailSignInDeps {
   random: RandomReader;
   baseUrl: string;
   appName: string;
+  /** DEFAULT_LANGUAGE: the language of emails to an account that has none. */
+  defaultLanguage?: Language;
   /** EMAIL_SIGN_IN_SIGNUP: an unknown address is mailed too, and its first use creates the account. */
   signup: boolean;
   /** HMAC key of the stored codes (`createSignInCodeKey`). */
@@ -123,10 +126,23 @@ export async function requestEmailSignIn(
       expiresAt,
       createdAt: ctx.now,
     });
-    await queueEmail(tx.outbox, recipient, renderEmailSignInEmail({ appName: deps.appName, url, code, lifetimeMinutes: EMAIL_SIGN_IN_LIFETIME_MS / 60_000 }), {
-      now: ctx.now,
-      linkExpiresAt: expiresAt,
-    });
+    await queueEmail(
+      tx.outbox,
+      recipient,
+      renderEmailSignInEmail({
+        appName: deps.appName,
+        url,
+        code,
+        lifetimeMinutes: EMAIL_SIGN_IN_LIFETIME_MS / 60_000,
+        // A sign-up by email: the language of the page that asked.
+        language: user === null ? ctx.language : user.language,
+        defaultLanguage: deps.defaultLanguage,
+      }),
+      {
+        now: ctx.now,
+        linkExpiresAt: expiresAt,
+      },
+    );
   });
   deps.onEmailQueued();
   return user !== null ? { token, url, code } : null;
@@ -275,7 +291,13 @@ async function spendAndResolveUser(
     const secured = created ? null : await secureForMailboxProof(tx, user, { now: ctx.now, sessionsRevokedReason: 'revoked' });
     let notified = false;
     if (secured?.passwordRemoved === true) {
-      notified = await queueSecurityNotice(deps.notices, tx.outbox, { userId: user.id, email: record.email }, renderAccountSecuredEmail(deps), ctx.now);
+      notified = await queueSecurityNotice(
+        deps.notices,
+        tx.outbox,
+        { userId: user.id, email: record.email },
+        renderAccountSecuredEmail({ ...deps, language: user.language }),
+        ctx.now,
+      );
     }
     const fresh = await tx.users.findUserById(user.id);
     return fresh === null ? null : { user: fresh, created, secured, notified, wasVerified: user.emailVerified };

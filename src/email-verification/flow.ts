@@ -6,6 +6,7 @@
  *                           │
  *                           └── 24 h pass ──► expired (refused; row replaced on the next resend)
  */
+import type { Language } from '../i18n/languages.js';
 import { recordAudit } from '../audit/record.js';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
@@ -28,6 +29,8 @@ export interface VerificationDeps {
   random: RandomReader;
   baseUrl: string;
   appName: string;
+  /** DEFAULT_LANGUAGE: the language of emails to an account that has none. */
+  defaultLanguage?: Language;
   /** Called after a transaction queued an email, so the sender can pick it up at once. */
   onEmailQueued: () => void;
   limits: RateLimits;
@@ -47,8 +50,8 @@ export function verificationUrl(baseUrl: string, token: string): string {
 /** Creates the user's one valid verification token and queues its email, in `stores`' transaction. */
 export async function issueVerificationEmail(
   stores: Pick<Stores, 'verificationTokens' | 'outbox'>,
-  deps: Pick<VerificationDeps, 'random' | 'baseUrl' | 'appName'>,
-  user: { id: string; email: string },
+  deps: Pick<VerificationDeps, 'random' | 'baseUrl' | 'appName' | 'defaultLanguage'>,
+  user: { id: string; email: string; language?: Language | null | undefined },
   now: Date,
 ): Promise<IssuedLink> {
   const { id, secret, token } = createOneTimeToken(deps.random);
@@ -58,7 +61,13 @@ export async function issueVerificationEmail(
   await queueEmail(
     stores.outbox,
     user.email,
-    renderVerificationEmail({ appName: deps.appName, url, lifetimeHours: VERIFICATION_TOKEN_LIFETIME_MS / 3_600_000 }),
+    renderVerificationEmail({
+      appName: deps.appName,
+      url,
+      lifetimeHours: VERIFICATION_TOKEN_LIFETIME_MS / 3_600_000,
+      language: user.language,
+      defaultLanguage: deps.defaultLanguage,
+    }),
     { now, linkExpiresAt: expiresAt },
   );
   return { token, url };
@@ -183,7 +192,7 @@ export async function resendVerification(deps: VerificationDeps, user: User, ctx
   if (user.email === null) throw notFound('This account has no email address to verify.');
   if (user.emailVerified) return { kind: 'already_verified' };
   const email = user.email;
-  const link = await deps.stores.transaction((tx) => issueVerificationEmail(tx, deps, { id: user.id, email }, ctx.now));
+  const link = await deps.stores.transaction((tx) => issueVerificationEmail(tx, deps, { id: user.id, email, language: user.language }, ctx.now));
   deps.onEmailQueued();
   return { kind: 'sent', link };
 }

@@ -5,6 +5,7 @@
  * account), so each user has an allowance (RATE_LIMIT_SECURITY_NOTICE): past it, a notice is
  * dropped with a log line rather than queued, so nobody can flood a mailbox through us.
  */
+import type { Language } from '../i18n/languages.js';
 import type { BackgroundTasks } from '../background.js';
 import { AppError } from '../errors.js';
 import type { RateLimits } from '../limits/rate-limits.js';
@@ -52,6 +53,8 @@ export async function queueSecurityNotice(
 /** What the account-locked notice says and needs: the lock's rule, and where to send. */
 export interface LockNoticeDeps extends NoticeDeps {
   appName: string;
+  /** DEFAULT_LANGUAGE: the language of emails to an account that has none. */
+  defaultLanguage?: Language;
   baseUrl: string;
   maxFailures: number;
   lockedForMinutes: number;
@@ -70,7 +73,7 @@ export interface LockNoticeDeps extends NoticeDeps {
  */
 export function noticeAccountLocked(
   deps: { notices: LockNoticeDeps; background: BackgroundTasks; stores: Pick<Stores, 'outbox' | 'webhookEvents' | 'transaction'> },
-  user: { id: string; email: string | null },
+  user: { id: string; email: string | null; language?: Language | null | undefined },
   now: Date,
 ): void {
   const recipient = user.email;
@@ -82,6 +85,8 @@ export function noticeAccountLocked(
       baseUrl: notices.baseUrl,
       failures: notices.maxFailures,
       lockedForMinutes: notices.lockedForMinutes,
+      language: user.language,
+      defaultLanguage: notices.defaultLanguage,
     });
     // The allowance is asked before the transaction (the limiter is not in the database).
     const send = recipient !== null && (await mayNotify(notices, user.id, email.template, now));

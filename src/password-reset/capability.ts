@@ -23,6 +23,7 @@ export const passwordReset = defineCapability({
             random: parts.random,
             baseUrl: parts.config.baseUrl,
             appName: parts.config.mail.appName,
+            defaultLanguage: parts.config.defaultLanguage,
             hasher: parts.hasher,
             breachCheck: parts.breachCheck,
             tokenHasher: createSecretHasher(parts.hashPool, RESET_TOKEN_BCRYPT_ROUNDS),

@@ -10,6 +10,7 @@
  * The request answers the same, in the same time, whether or not the email has an account: an
  * unknown email costs the same bcrypt hash of a throwaway secret and the same audit write.
  */
+import type { Language } from '../i18n/languages.js';
 import { recordAudit } from '../audit/record.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
 import { badRequest } from '../errors.js';
@@ -37,6 +38,8 @@ export interface ResetDeps {
   random: RandomReader;
   baseUrl: string;
   appName: string;
+  /** DEFAULT_LANGUAGE: the language of emails to an account that has none. */
+  defaultLanguage?: Language;
   hasher: PasswordHasher;
   /** PASSWORD_BREACH_CHECK: null when off. */
   breachCheck: BreachCheck | null;
@@ -82,10 +85,21 @@ export async function requestPasswordReset(deps: ResetDeps, email: string, ctx: 
   const recipient = user.email;
   await deps.stores.transaction(async (tx) => {
     await tx.resetTokens.replaceResetToken({ id, userId: user.id, secretHash, expiresAt, createdAt: ctx.now });
-    await queueEmail(tx.outbox, recipient, renderPasswordResetEmail({ appName: deps.appName, url, lifetimeHours: RESET_TOKEN_LIFETIME_MS / 3_600_000 }), {
-      now: ctx.now,
-      linkExpiresAt: expiresAt,
-    });
+    await queueEmail(
+      tx.outbox,
+      recipient,
+      renderPasswordResetEmail({
+        appName: deps.appName,
+        url,
+        lifetimeHours: RESET_TOKEN_LIFETIME_MS / 3_600_000,
+        language: user.language,
+        defaultLanguage: deps.defaultLanguage,
+      }),
+      {
+        now: ctx.now,
+        linkExpiresAt: expiresAt,
+      },
+    );
   });
   deps.onEmailQueued();
   await recordAudit(deps.stores.audit, ctx, 'config_updated', user.id, { email: recipient, reason: 'password_reset_requested', accountFound: true });
@@ -112,7 +126,14 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
     owner?.email && (await mayNotify(deps.notices, owner.id, 'password_changed', ctx.now))
       ? {
           to: owner.email,
-          email: renderPasswordChangedEmail({ appName: deps.appName, baseUrl: deps.baseUrl, how: 'reset', firstPassword: owner.passwordHash === null }),
+          email: renderPasswordChangedEmail({
+            appName: deps.appName,
+            baseUrl: deps.baseUrl,
+            how: 'reset',
+            firstPassword: owner.passwordHash === null,
+            language: owner.language,
+            defaultLanguage: deps.defaultLanguage,
+          }),
         }
       : null;
   const outcome = await deps.stores.transaction(async (tx) => {

@@ -92,7 +92,7 @@ export async function registerWithPassword(deps: PasswordFlowDeps, credentials: 
   const verification = await deps.stores.transaction(async (tx) => {
     if ((await tx.users.createUser(user)) === 'email_taken') return null;
     await emitEvent(tx, ctx.now, 'user.created', user, { method: 'password', emailVerified: false });
-    return issueVerificationEmail(tx, deps.verification, { id: user.id, email: credentials.email }, ctx.now);
+    return issueVerificationEmail(tx, deps.verification, { id: user.id, email: credentials.email, language: user.language }, ctx.now);
   });
   if (verification === null) throw conflict('email_exists', 'An account with this email already exists.');
   deps.verification.onEmailQueued();

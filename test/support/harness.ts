@@ -56,6 +56,7 @@ export interface SentEmail {
   to: string;
   subject: string;
   text: string;
+  html?: string;
 }
 
 export interface TestGatehouse {
