@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, test } from 'vitest';
 import { EMAIL_KINDS, renderAccountLockedEmail, renderEmailSignInEmail, renderVerificationEmail } from '../src/outbox/templates.js';
-import { STRONG_PASSWORD, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
+import { STRONG_PASSWORD, cookieFrom, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 describe('email rendering', () => {
   test('the language chosen: the account’s, else the default, else English; the HTML says which', () => {
@@ -60,5 +60,27 @@ describeEachDialect('emails in the account’s language', (dialect) => {
     expect(htmlTo('plain@example.com')).toContain('<html lang="ja" dir="ltr">');
     const row = await t.database.kysely.selectFrom('users').select('language').where('email', '=', 'plain@example.com').executeTakeFirstOrThrow();
     expect(row.language).toBeNull();
+  });
+
+  test('a signed-in page in another language, and a sign-in from a page, update the account’s language; the session check writes nothing', async () => {
+    t = await createTestGatehouse(dialect);
+    const registered = await t.request('POST', '/api/auth/register', { json: { email: 'moves@example.com', password: STRONG_PASSWORD } });
+    const cookie = cookieFrom(registered, 'gatehouse_session')!;
+    const language = async (): Promise<string | null> =>
+      (await t!.database.kysely.selectFrom('users').select('language').where('email', '=', 'moves@example.com').executeTakeFirstOrThrow()).language;
+    expect(await language()).toBeNull();
+    // The default language alone is no choice: nothing is written.
+    expect((await t.request('GET', '/account', { cookie })).status).toBe(200);
+    expect(await language()).toBeNull();
+    expect((await t.request('GET', '/account?lang=es', { cookie })).status).toBe(200);
+    expect(await language()).toBe('es');
+    expect((await t.request('GET', '/dashboard', { cookie: `${cookie}; gatehouse_lang=fr` })).status).toBe(200);
+    expect(await language()).toBe('fr');
+    // The hot path reads the cookie's language but never stores it.
+    expect((await t.request('GET', '/api/auth/session', { cookie: `${cookie}; gatehouse_lang=ja` })).status).toBe(200);
+    expect(await language()).toBe('fr');
+    const login = await t.request('POST', '/api/auth/login', { json: { email: 'moves@example.com', password: STRONG_PASSWORD }, cookie: 'gatehouse_lang=de' });
+    expect(login.status).toBe(200);
+    expect(await language()).toBe('de');
   });
 });

@@ -31,7 +31,7 @@ import type { RequestContext } from '../request-context.js';
 import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
 import { secureForMailboxProof } from '../users/secure-unverified.js';
-import type { User } from '../users/user.js';
+import { rememberLanguage, type User } from '../users/user.js';
 import { emitEvent } from '../webhooks/events.js';
 import type { EmailSignInRecord } from './store.js';
 
@@ -331,6 +331,7 @@ async function finishSignIn(
   if (await isSecondFactorRequired(deps, user.id)) return { kind: 'second_factor', user, method, returnTo };
   await forgetFailures();
   await deps.stores.users.recordLogin(user.id, ctx.now);
+  await rememberLanguage(deps.stores.users, user, ctx.language);
   const session = await issueSession(deps.session, user, ctx, [method]);
   await recordAudit(deps.stores.audit, ctx, 'login_success', user.id, { email: user.email, method });
   return { kind: 'session', user, session, returnTo };

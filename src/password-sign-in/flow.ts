@@ -17,7 +17,7 @@ import type { RequestContext } from '../request-context.js';
 import { issueSession, refuseDisabledSignIn, type IssuedSession, type SessionDeps } from '../session/flow.js';
 import type { Stores } from '../stores.js';
 import { emitEvent } from '../webhooks/events.js';
-import type { User } from '../users/user.js';
+import { rememberLanguage, type User } from '../users/user.js';
 import { assertNotBreached, type BreachCheck } from '../credentials/breach-check.js';
 import { assertNotContextPassword, contextWordsFor } from '../credentials/common-passwords.js';
 import { isSecondFactorRequired } from '../credentials/second-factor.js';
@@ -195,6 +195,7 @@ export async function loginWithPassword(
   if (user.passwordHash !== null && deps.hasher.needsRehash(user.passwordHash)) rehashOffThePath(deps, user.id, user.passwordHash, credentials.password);
   if (secondFactor) return { secondFactorFor: user };
   await users.recordLogin(user.id, ctx.now);
+  await rememberLanguage(users, user, ctx.language);
   const session = await issueSession(deps.session, user, ctx, ['password']);
   // A new nonce at every login (OWASP): a token that leaked from an old login stops counting.
   const deviceToken = issueDeviceToken(deps.device.key, credentials.email, deps.device.random);

@@ -109,3 +109,16 @@ export interface UserStore {
    */
   setDisabledAt(userId: string, at: Date | null): Promise<boolean>;
 }
+
+/**
+ * Remembers the language a page signed in or was viewed in, for the account's emails: a write
+ * only when one is known and differs from the stored one, so repeated visits cost nothing.
+ */
+export async function rememberLanguage(
+  users: Pick<UserStore, 'setLanguage'>,
+  user: Pick<User, 'id' | 'language'>,
+  language: Language | null | undefined,
+): Promise<void> {
+  if (language === null || language === undefined || language === (user.language ?? null)) return;
+  await users.setLanguage(user.id, language);
+}

@@ -29,6 +29,7 @@ export const pages = defineCapability({
             cookie: parts.cookie,
             describeVerificationLink: (token, now) => describeVerificationLink(verification, token, now),
             describeEmailSignInLink: (token, now) => describeEmailSignInLink(signIn, token, now),
+            users: parts.stores.users,
           }),
         },
       ],

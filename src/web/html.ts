@@ -44,6 +44,8 @@ export interface PageContext {
   /** APP_NAME: the site header and the title's suffix. */
   appName: string;
   lang: Language;
+  /** The language came from the person (?lang=, the cookie, Accept-Language), not DEFAULT_LANGUAGE. */
+  languageChosen: boolean;
   t: Translate;
   /** The page's path and query as requested; the switcher's links replace only `lang` in it. */
   url: URL;

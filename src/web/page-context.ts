@@ -6,8 +6,8 @@
 import type { Context } from 'hono';
 import { getCookie } from 'hono/cookie';
 import { CATALOGS } from '../i18n/catalogs/index.js';
-import { SUPPORTED_LANGUAGES, type Language } from '../i18n/languages.js';
-import { LANGUAGE_COOKIE, languageCookie, negotiatePageLanguage } from '../i18n/negotiate.js';
+import { isSupportedLanguage, SUPPORTED_LANGUAGES, type Language } from '../i18n/languages.js';
+import { LANGUAGE_COOKIE, languageCookie, languageFromAcceptLanguage, negotiatePageLanguage } from '../i18n/negotiate.js';
 import { hasOwnMessage, translator } from '../i18n/translator.js';
 import type { AppEnv } from '../http/env.js';
 import type { PageContext } from './html.js';
@@ -56,10 +56,10 @@ function switcherUrl(c: Context<AppEnv>, returnTo: string | undefined): URL {
 
 /** The page's context for this request; sets the language cookie when `?lang=` chose the language. */
 export function pageContextOf(c: Context<AppEnv>, settings: PageContextSettings, returnTo?: string): PageContext {
-  const { lang, fromQuery } = negotiatePageLanguage(
-    { query: c.req.query('lang'), cookie: getCookie(c, LANGUAGE_COOKIE), acceptLanguage: c.req.header('accept-language') },
-    settings.defaultLanguage,
-  );
+  const signals = { query: c.req.query('lang'), cookie: getCookie(c, LANGUAGE_COOKIE), acceptLanguage: c.req.header('accept-language') };
+  const { lang, fromQuery } = negotiatePageLanguage(signals, settings.defaultLanguage);
+  // Chosen by the person, not DEFAULT_LANGUAGE: only then is it worth remembering on the account.
+  const chosen = fromQuery || isSupportedLanguage(signals.cookie) || languageFromAcceptLanguage(signals.acceptLanguage) !== null;
   if (fromQuery) c.header('Set-Cookie', languageCookie(lang, settings.httpsBaseUrl), { append: true });
   // The language decides the page's text: a cache must not serve one person's language to another.
   c.header('Vary', 'Cookie, Accept-Language', { append: true });
@@ -67,6 +67,7 @@ export function pageContextOf(c: Context<AppEnv>, settings: PageContextSettings,
     devMode: settings.devMode,
     appName: settings.appName,
     lang,
+    languageChosen: chosen,
     t: translator(lang),
     url: switcherUrl(c, returnTo),
     scriptMessages: SCRIPT_MESSAGES.get(lang) ?? {},

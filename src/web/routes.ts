@@ -20,7 +20,7 @@ import type { VerificationLinkDescription } from '../email-verification/flow.js'
 import type { SessionCookieSettings } from '../session/cookie.js';
 import type { SessionDeps } from '../session/flow.js';
 import { readValidSession } from '../session/read-session.js';
-import { toPublicUser } from '../users/user.js';
+import { rememberLanguage, toPublicUser, type UserStore } from '../users/user.js';
 import { renderAccountPage, renderConfirmEmailChangePage } from './account-pages.js';
 import {
   renderDashboardPage,
@@ -77,6 +77,8 @@ export interface WebRouteDeps {
   describeVerificationLink: (token: string, now: Date) => Promise<VerificationLinkDescription | null>;
   /** The address a sign-in link signs into, read without spending it. */
   describeEmailSignInLink: (token: string, now: Date) => Promise<{ email: string } | null>;
+  /** Where a signed-in person's page language is remembered for their emails. */
+  users: Pick<UserStore, 'setLanguage'>;
 }
 
 /** The provider's error codes (SPEC §7) in plain words, naming the provider: each its catalog key. */
@@ -196,12 +198,16 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   app.get('/dashboard', async (c) => {
     const valid = await readValidSession(c, deps);
     if (valid === null) return c.redirect(`/login?return_to=${encodeURIComponent('/dashboard')}`, 302);
-    return c.html(renderDashboardPage(ctxOf(c), { user: toPublicUser(valid.user) }));
+    const ctx = ctxOf(c);
+    if (ctx.languageChosen) await rememberLanguage(deps.users, valid.user, ctx.lang);
+    return c.html(renderDashboardPage(ctx, { user: toPublicUser(valid.user) }));
   });
   app.get('/account', async (c) => {
     const valid = await readValidSession(c, deps);
     if (valid === null) return c.redirect(`/login?return_to=${encodeURIComponent('/account')}`, 302);
-    return c.html(renderAccountPage(ctxOf(c), { user: toPublicUser(valid.user), hasPassword: valid.user.passwordHash !== null }));
+    const ctx = ctxOf(c);
+    if (ctx.languageChosen) await rememberLanguage(deps.users, valid.user, ctx.lang);
+    return c.html(renderAccountPage(ctx, { user: toPublicUser(valid.user), hasPassword: valid.user.passwordHash !== null }));
   });
   app.get('/confirm-email-change', (c) => c.html(renderConfirmEmailChangePage(ctxOf(c), { token: tokenOf(c) })));
   // The forms post with fetch; a post that arrives here means the script did not run.

@@ -56,7 +56,7 @@ export interface SentEmail {
   to: string;
   subject: string;
   text: string;
-  html?: string;
+  html?: string | null;
 }
 
 export interface TestGatehouse {
