@@ -51,4 +51,8 @@ describeEachDialect('German, French and Spanish pages', (dialect) => {
   test('?lang=de: German pages', async () => {
     await expectPageIn('de');
   });
+
+  test('?lang=fr: French pages', async () => {
+    await expectPageIn('fr');
+  });
 });
