@@ -55,4 +55,8 @@ describeEachDialect('German, French and Spanish pages', (dialect) => {
   test('?lang=fr: French pages', async () => {
     await expectPageIn('fr');
   });
+
+  test('?lang=es: Spanish pages', async () => {
+    await expectPageIn('es');
+  });
 });
