@@ -4,8 +4,19 @@
  * the English text stays the product's words with APP_NAME in them.
  */
 import { afterEach, describe, expect, test } from 'vitest';
+import { scriptMessagesBlock } from '../src/web/html.js';
 import { EMAIL_KINDS, renderAccountLockedEmail, renderEmailSignInEmail, renderVerificationEmail } from '../src/outbox/templates.js';
 import { STRONG_PASSWORD, cookieFrom, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
+
+describe('the scripts’ messages block', () => {
+  test('is JSON in a data block that no string can close, and parses back to the same texts', () => {
+    const block = scriptMessagesBlock({ 'script.x': '</script><script>alert(1)</script> & \u2028' }).value;
+    expect(block.startsWith('<script type="application/json" id="page-messages">')).toBe(true);
+    expect(block.match(/<\/script>/g)).toHaveLength(1);
+    const json = block.slice(block.indexOf('>') + 1, block.lastIndexOf('</script>'));
+    expect(JSON.parse(json)).toEqual({ 'script.x': '</script><script>alert(1)</script> & \u2028' });
+  });
+});
 
 describe('email rendering', () => {
   test('the language chosen: the account’s, else the default, else English; the HTML says which', () => {

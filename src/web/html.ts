@@ -101,7 +101,10 @@ export function scriptMessagesBlock(messages: Readonly<Record<string, string>>):
   return new SafeHtml(`<script type="application/json" id="page-messages">${json}</script>`);
 }
 
-/** Links to this same page in each language, each named in itself (and marked with its own lang). */
+/**
+ * Links to this same page in each language, each named in itself (and marked with its own lang).
+ * In the footer, after the form: the skip link and the form come first to the keyboard.
+ */
 export function languageSwitcher(ctx: PageContext): SafeHtml {
   const links = SUPPORTED_LANGUAGES.map((lang) => {
     const target = new URL(ctx.url.href);
@@ -131,13 +134,14 @@ ${scriptMessagesBlock(ctx.scriptMessages)}
 ${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>\n`)}</head>
 <body data-page="${options.page}" data-dev-mode="${ctx.devMode ? 'true' : 'false'}">
 <a class="skip-link" href="#main">${t('layout.skipLink')}</a>
-<header class="site-header"><span class="brand">${ctx.appName}</span>${languageSwitcher(ctx)}</header>
+<header class="site-header"><span class="brand">${ctx.appName}</span></header>
 <main id="main" class="card">
 <h1>${options.title}</h1>
 <noscript><p class="notice">${t('layout.noscript')}</p></noscript>
 ${messageArea(options.message)}
 ${options.body}
 </main>
+<footer class="site-footer">${languageSwitcher(ctx)}</footer>
 </body>
 </html>
 `.value;

@@ -8,7 +8,7 @@ import { getCookie } from 'hono/cookie';
 import { CATALOGS } from '../i18n/catalogs/index.js';
 import { isSupportedLanguage, SUPPORTED_LANGUAGES, type Language } from '../i18n/languages.js';
 import { LANGUAGE_COOKIE, languageCookie, languageFromAcceptLanguage, negotiatePageLanguage } from '../i18n/negotiate.js';
-import { hasOwnMessage, translator } from '../i18n/translator.js';
+import { translator } from '../i18n/translator.js';
 import type { AppEnv } from '../http/env.js';
 import type { PageContext } from './html.js';
 
@@ -20,6 +20,9 @@ export interface PageContextSettings {
   httpsBaseUrl: boolean;
 }
 
+/** i18next's plural suffixes (CLDR categories). */
+const PLURAL_SUFFIX = /_(zero|one|two|few|many|other)$/;
+
 /**
  * The scripts' messages of one language: every `script.*` key (English where the catalog lacks
  * it), and the `error.<code>` texts only where the language's own catalog has them. In English
@@ -27,11 +30,27 @@ export interface PageContextSettings {
  * validation error names the field) than the catalog's text for its code.
  */
 function scriptMessagesOf(lang: Language): Readonly<Record<string, string>> {
-  const t = translator(lang);
+  const own = CATALOGS[lang];
+  const english = CATALOGS.en;
+  const categories = new Intl.PluralRules(lang).resolvedOptions().pluralCategories;
   const messages: Record<string, string> = {};
-  for (const key of Object.keys(CATALOGS.en)) {
-    if (key.startsWith('script.')) messages[key] = t(key);
-    else if (key.startsWith('error.') && lang !== 'en' && hasOwnMessage(lang, key)) messages[key] = t(key);
+  // Raw texts, {{slots}} and all: the script fills them, and picks a plural form with
+  // Intl.PluralRules, so each of the language's forms is sent (English's `other` where missing).
+  for (const key of Object.keys(english)) {
+    if (key.startsWith('error.')) {
+      if (lang !== 'en' && Object.hasOwn(own, key)) messages[key] = own[key] ?? '';
+      continue;
+    }
+    if (!key.startsWith('script.')) continue;
+    const base = key.replace(PLURAL_SUFFIX, '');
+    if (base === key) {
+      messages[key] = own[key] ?? english[key] ?? key;
+      continue;
+    }
+    for (const form of categories) {
+      const full = `${base}_${form}`;
+      messages[full] = own[full] ?? english[full] ?? english[`${base}_other`] ?? key;
+    }
   }
   return Object.freeze(messages);
 }

@@ -18,6 +18,44 @@
     window.history.replaceState(null, '', window.location.pathname);
   }
 
+  // --- Messages: the page's catalog texts, sent by the server as a JSON data block ---
+  var lang = document.documentElement.lang || 'en';
+  var MESSAGES = readMessages();
+
+  function readMessages() {
+    var block = document.getElementById('page-messages');
+    try {
+      return block ? JSON.parse(block.textContent || '{}') : {};
+    } catch {
+      return {};
+    }
+  }
+
+  /** The catalog text of `key` with its {{name}} slots filled; `count` also picks the plural form by the page language's rules. */
+  function msg(key, vars) {
+    var text = MESSAGES[key];
+    if (vars && typeof vars.count === 'number') {
+      var form = new Intl.PluralRules(lang).select(vars.count);
+      text = MESSAGES[key + '_' + form] || MESSAGES[key + '_other'];
+    }
+    if (typeof text !== 'string') return key;
+    return text.replace(/\{\{(\w+)\}\}/g, function (_, name) {
+      return vars && name in vars ? String(vars[name]) : '';
+    });
+  }
+
+  /**
+   * What to show for a server's text: in English the server's own words (often more specific);
+   * otherwise the catalog's text for the error code (error.<code>, sent only where translated),
+   * then `fallback` (the catalog's text for the case), then the server's words.
+   */
+  function serverText(serverMessage, code, fallback) {
+    if (lang === 'en' && typeof serverMessage === 'string' && serverMessage !== '') return serverMessage;
+    if (code && MESSAGES['error.' + code]) return MESSAGES['error.' + code];
+    if (fallback) return fallback;
+    return serverMessage;
+  }
+
   function showMessage(kind, text) {
     if (!messageBox) return;
     messageBox.classList.remove('message--error', 'message--success');
@@ -37,15 +75,15 @@
 
   /** "14 minutes", "45 seconds", "2 hours": the wait a 429 asks for, rounded up. */
   function formatWait(seconds) {
-    if (!(seconds > 0)) return 'a few minutes';
-    if (seconds < 60) return seconds + (seconds === 1 ? ' second' : ' seconds');
+    if (!(seconds > 0)) return msg('script.wait.unknown');
+    if (seconds < 60) return msg('script.wait.seconds', { count: seconds });
     var minutes = Math.ceil(seconds / 60);
-    if (minutes < 120) return minutes + (minutes === 1 ? ' minute' : ' minutes');
+    if (minutes < 120) return msg('script.wait.minutes', { count: minutes });
     var hours = Math.ceil(minutes / 60);
-    return hours + ' hours';
+    return msg('script.wait.hours', { count: hours });
   }
 
-  var FIELD_NAMES = { email: 'Email address', password: 'Password', token: 'The link' };
+  var FIELD_NAMES = { email: msg('script.field.email'), password: msg('script.field.password'), token: msg('script.field.token') };
 
   /** The text to show for a failed API call. */
   function describeFailure(response, body, form) {
@@ -53,28 +91,28 @@
     if (response.status === 429) {
       var wait = formatWait(parseInt(response.headers.get('Retry-After') || '', 10));
       if (code === 'account_locked') {
-        return 'This account is locked for now after too many failed sign-in attempts. Try again in ' + wait + '.';
+        return msg('script.error.locked', { wait: wait });
       }
-      return 'Too many attempts. Try again in ' + wait + '.';
+      return msg('script.error.rateLimited', { wait: wait });
     }
-    if (code === 'invalid_credentials') return 'The email address or password is not correct.';
+    if (code === 'invalid_credentials') return msg('script.error.invalidCredentials');
     if (code === 'invalid_code' && form && form.id === 'email-code-form') {
-      return 'That code is not right, or it has expired. Check the email, or ask for a new one.';
+      return msg('script.error.emailCode');
     }
-    if (code === 'invalid_code') return 'That code is not right. Enter the code your authenticator app shows now, or a recovery code.';
-    if (code === 'email_exists') return 'An account with this email address already exists. Sign in, or reset your password.';
-    if (code === 'not_authenticated') return 'You are not signed in any more. Sign in and try again.';
+    if (code === 'invalid_code') return msg('script.error.mfaCode');
+    if (code === 'email_exists') return msg('script.error.emailExists');
+    if (code === 'not_authenticated') return msg('script.error.notAuthenticated');
     if (code === 'validation_error' && body && Array.isArray(body.issues) && body.issues.length > 0) {
       return body.issues
         .map(function (issue) {
-          var field = FIELD_NAMES[String(issue.path).split('.')[0]] || 'This form';
+          var field = FIELD_NAMES[String(issue.path).split('.')[0]] || msg('script.field.other');
           return field + ' ' + issue.message + '.';
         })
         .join(' ');
     }
-    if (response.status >= 500) return 'Something went wrong on our side. Please try again in a moment.';
-    if (body && typeof body.message === 'string' && body.message !== '') return body.message;
-    return 'That did not work. Please try again.';
+    if (response.status >= 500) return msg('script.error.server');
+    if (body && typeof body.message === 'string' && body.message !== '') return serverText(body.message, code, '');
+    return msg('script.error.generic');
   }
 
   function postJson(url, data) {
@@ -135,7 +173,7 @@
       allMet = allMet && met;
       el.classList.toggle('rule--met', met);
       var state = el.querySelector('.rule-state');
-      if (state) state.textContent = met ? ' (done)' : ' (not yet)';
+      if (state) state.textContent = met ? ' ' + msg('script.rules.done') : ' ' + msg('script.rules.notYet');
     });
     return allMet;
   }
@@ -167,12 +205,12 @@
   /** Checks what the browser can check; returns the problem in words, or null. */
   function checkBeforeSending(form, data) {
     var email = form.querySelector('input[name="email"]');
-    if (email && data.email.trim() === '') return { field: email, text: 'Enter your email address.' };
-    if (email && !email.checkValidity()) return { field: email, text: 'Enter a valid email address, such as name@example.com.' };
+    if (email && data.email.trim() === '') return { field: email, text: msg('script.check.emailMissing') };
+    if (email && !email.checkValidity()) return { field: email, text: msg('script.check.emailInvalid') };
     var password = form.querySelector('input[name="password"]');
-    if (password && data.password === '') return { field: password, text: 'Enter your password.' };
+    if (password && data.password === '') return { field: password, text: msg('script.check.passwordMissing') };
     if (password && password.hasAttribute('data-check-rules') && !checkRules(data.password)) {
-      return { field: password, text: 'The password does not meet every rule listed below it yet.' };
+      return { field: password, text: msg('script.check.passwordRules') };
     }
     return null;
   }
@@ -207,8 +245,8 @@
       window.location.assign((body && body.returnTo) || form.getAttribute('data-return-to') || '/dashboard');
     },
     'email-link-form': function (form, body) {
-      showMessage('success', (body && body.message) || 'If this email address can sign in, we sent it a sign-in link and a code.');
-      showDevLink('/email-sign-in', body && body.token, 'Open the sign-in link');
+      showMessage('success', serverText(body && body.message, '', msg('script.success.emailLinkSent')));
+      showDevLink('/email-sign-in', body && body.token, msg('script.dev.signInLink'));
       // The code goes with the same address: fill it in and wait for the code.
       var codeEmail = document.getElementById('email-code-email');
       if (codeEmail) codeEmail.value = fieldsOf(form).email;
@@ -236,39 +274,39 @@
       }
       // Development mode stops here so the verification link can be shown.
       form.hidden = true;
-      showMessage('success', 'Your account is created and you are signed in. Verify your email address with the link below, or later.');
-      showDevLink('/verify-email', body && body.verificationToken, 'Open the verification link');
+      showMessage('success', msg('script.success.registered'));
+      showDevLink('/verify-email', body && body.verificationToken, msg('script.dev.verificationLink'));
       document.getElementById('continue').hidden = false;
     },
     'forgot-password': function (form, body) {
-      showMessage('success', (body && body.message) || 'If an account exists for this email address, we sent it a link.');
-      showDevLink('/reset-password', body && body.token, 'Open the password reset link');
+      showMessage('success', serverText(body && body.message, '', msg('script.success.resetSent')));
+      showDevLink('/reset-password', body && body.token, msg('script.dev.resetLink'));
     },
     'reset-password': function (form) {
       form.hidden = true;
-      showMessage('success', 'Your password has been changed. Sign in with your new password.');
+      showMessage('success', msg('script.success.passwordChanged'));
       document.getElementById('continue').hidden = false;
     },
     'verify-email': function (form) {
       form.hidden = true;
       var decline = document.getElementById('decline-form');
       if (decline) decline.hidden = true;
-      showMessage('success', 'Your email address is verified. Thank you.');
+      showMessage('success', msg('script.success.verified'));
       document.getElementById('continue').hidden = false;
     },
     'decline-form': function () {
       document.querySelectorAll('form').forEach(function (each) {
         each.hidden = true;
       });
-      showMessage('success', 'The account registered with your email address has been deleted. Nothing more will be sent to you about it.');
+      showMessage('success', msg('script.success.declined'));
     },
     'resend-form': function (form, body) {
       if (body && body.alreadyVerified) {
         window.location.reload();
         return;
       }
-      showMessage('success', 'We sent a new verification link to your email address. Earlier links no longer work.');
-      showDevLink('/verify-email', body && body.verificationToken, 'Open the verification link');
+      showMessage('success', msg('script.success.resent'));
+      showDevLink('/verify-email', body && body.verificationToken, msg('script.dev.verificationLink'));
     },
     'sign-out-form': function () {
       window.location.assign('/login?signed_out=1');
@@ -309,7 +347,7 @@
             // The challenge expired or was used: back to the password.
             form.hidden = true;
             document.getElementById('first-factor').hidden = false;
-            showMessage('error', 'That sign-in step took too long. Sign in again.');
+            showMessage('error', msg('script.error.stepExpired'));
             return;
           }
           if (result.response.status === 401 && page === 'dashboard') {
@@ -325,7 +363,7 @@
         })
         .catch(function () {
           setBusy(form, false);
-          showMessage('error', 'We could not reach the server. Check your connection and try again.');
+          showMessage('error', msg('script.error.network'));
         });
     });
   });
