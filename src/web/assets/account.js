@@ -50,12 +50,39 @@
     window.location.assign('/login?return_to=' + encodeURIComponent('/account'));
   }
 
+  // --- Messages: the page's catalog texts (the JSON data block app.js reads too) ---
+  var lang = document.documentElement.lang || 'en';
+  var MESSAGES = (function () {
+    var block = document.getElementById('page-messages');
+    try {
+      return block ? JSON.parse(block.textContent || '{}') : {};
+    } catch {
+      return {};
+    }
+  })();
+
+  /** The catalog text of `key` with its {{name}} slots filled; `count` also picks the plural form. */
+  function msg(key, vars) {
+    var text = MESSAGES[key];
+    if (vars && typeof vars.count === 'number') text = MESSAGES[key + '_' + new Intl.PluralRules(lang).select(vars.count)] || MESSAGES[key + '_other'];
+    if (typeof text !== 'string') return key;
+    return text.replace(/\{\{(\w+)\}\}/g, function (_, name) {
+      return vars && name in vars ? String(vars[name]) : '';
+    });
+  }
+
+  /** A server's text: its own words in English; otherwise the catalog's text for its code where translated. */
+  function serverText(serverMessage, code) {
+    if (lang !== 'en' && code && MESSAGES['error.' + code]) return MESSAGES['error.' + code];
+    return serverMessage;
+  }
+
   var FIELD_NAMES = {
-    newPassword: 'The new password',
-    newEmail: 'The new email address',
-    currentPassword: 'The current password',
-    token: 'The link',
-    code: 'The code',
+    newPassword: msg('script.field.newPassword'),
+    newEmail: msg('script.field.newEmail'),
+    currentPassword: msg('script.field.currentPassword'),
+    token: msg('script.field.token'),
+    code: msg('script.field.code'),
   };
 
   /** Words for a failed call; null when the page has already moved on (a lost session). */
@@ -66,27 +93,27 @@
       signInAgain();
       return null;
     }
-    if (code === 'invalid_credentials') return 'The current password is not correct.';
+    if (code === 'invalid_credentials') return msg('script.account.error.wrongPassword');
     if (code === 'reauthentication_required') {
       return page === 'account' && document.querySelector('input[name="currentPassword"]')
-        ? 'Enter your current password to do this.'
-        : 'For your safety, sign out and sign in again first: your sign-in is more than 10 minutes old.';
+        ? msg('script.account.error.passwordNeeded')
+        : msg('script.account.error.signInAgain');
     }
-    if (code === 'account_locked') return 'Too many wrong passwords: this is locked for a while. Try again later.';
-    if (code === 'rate_limited') return 'Too many attempts. Try again later.';
-    if (code === 'email_exists') return 'Another account uses this email address.';
-    if (code === 'last_sign_in_method') return 'This is the only way to sign in to your account. Set a password or link another sign-in first.';
-    if (code === 'invalid_code') return 'That code is not right. Enter the 6-digit code your authenticator app shows now.';
-    if (code === 'invalid_token') return 'This link is invalid, expired or already used. Ask for a new one from your account page.';
+    if (code === 'account_locked') return msg('script.account.error.locked');
+    if (code === 'rate_limited') return msg('script.account.error.rateLimited');
+    if (code === 'email_exists') return msg('script.account.error.emailExists');
+    if (code === 'last_sign_in_method') return msg('script.account.error.lastMethod');
+    if (code === 'invalid_code') return msg('script.account.error.invalidCode');
+    if (code === 'invalid_token') return msg('script.account.error.invalidToken');
     if (code === 'validation_error' && body && Array.isArray(body.issues) && body.issues.length > 0) {
       return body.issues
         .map(function (issue) {
-          return (FIELD_NAMES[String(issue.path).split('.')[0]] || 'This form') + ' ' + issue.message + '.';
+          return (FIELD_NAMES[String(issue.path).split('.')[0]] || msg('script.field.other')) + ' ' + issue.message + '.';
         })
         .join(' ');
     }
-    if (result.response.status >= 500) return 'Something went wrong on our side. Please try again in a moment.';
-    return (body && body.message) || 'That did not work. Please try again.';
+    if (result.response.status >= 500) return msg('script.error.server');
+    return (body && serverText(body.message, code)) || msg('script.error.generic');
   }
 
   function fail(result) {
@@ -95,12 +122,13 @@
   }
 
   function networkFailure() {
-    showMessage('error', 'We could not reach the server. Check your connection and try again.');
+    showMessage('error', msg('script.error.network'));
   }
 
   function formatTime(iso) {
     var date = new Date(iso);
-    return isNaN(date.getTime()) ? iso : date.toLocaleString();
+    // In the page's language (<html lang>), in the reader's own time zone.
+    return isNaN(date.getTime()) ? iso : new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' }).format(date);
   }
 
   function item(lines, button) {
@@ -146,17 +174,19 @@
         sessionList,
         result.body.sessions.map(function (session) {
           var lines = [
-            (session.current ? 'This browser — ' : '') + (session.userAgent || 'An unknown browser'),
-            'From ' + (session.ip || 'an unknown address') + ', signed in ' + formatTime(session.createdAt),
-            'Last seen ' + formatTime(session.lastSeenAt),
+            session.current
+              ? msg('script.account.thisBrowser', { browser: session.userAgent || msg('script.account.unknownBrowser') })
+              : session.userAgent || msg('script.account.unknownBrowser'),
+            msg('script.account.sessionFrom', { ip: session.ip || msg('script.account.unknownAddress'), when: formatTime(session.createdAt) }),
+            msg('script.account.lastSeen', { when: formatTime(session.lastSeenAt) }),
           ];
           var li = item(
             lines,
-            actionButton(session.current ? 'Sign out' : 'Sign it out', function () {
+            actionButton(session.current ? msg('script.account.signOut') : msg('script.account.signItOut'), function () {
               return call('DELETE', '/api/auth/sessions/' + encodeURIComponent(session.id)).then(function (deleted) {
                 if (!deleted.response.ok) return fail(deleted);
                 if (session.current) return window.location.assign('/login?signed_out=1');
-                showMessage('success', 'That session is signed out.');
+                showMessage('success', msg('script.account.sessionSignedOut'));
                 return loadSessions();
               }, networkFailure);
             }),
@@ -164,7 +194,7 @@
           if (session.current) li.classList.add('item--current');
           return li;
         }),
-        'No sessions.',
+        msg('script.account.noSessions'),
       );
     }, networkFailure);
   }
@@ -175,7 +205,7 @@
       call('POST', '/api/auth/sessions/revoke-others').then(function (result) {
         if (!result.response.ok) return fail(result);
         var n = result.body.revoked;
-        showMessage('success', n === 0 ? 'You were signed in nowhere else.' : 'Signed out ' + n + (n === 1 ? ' other session.' : ' other sessions.'));
+        showMessage('success', n === 0 ? msg('script.account.nowhereElse') : msg('script.account.signedOutOthers', { count: n }));
         return loadSessions();
       }, networkFailure);
     });
@@ -191,20 +221,20 @@
         linkedList,
         result.body.accounts.map(function (account) {
           return item(
-            [account.provider + ': ' + account.login, 'Linked ' + formatTime(account.linkedAt)],
-            actionButton('Unlink', function () {
+            [account.provider + ': ' + account.login, msg('script.account.linkedAt', { when: formatTime(account.linkedAt) })],
+            actionButton(msg('script.account.unlink'), function () {
               var password = document.getElementById('linked-current');
               // Unlinking re-authenticates: the password beside the list, when the account has one.
               var body = password && password.value !== '' ? { currentPassword: password.value } : {};
               return call('DELETE', '/api/auth/accounts/' + encodeURIComponent(account.provider), body).then(function (deleted) {
                 if (!deleted.response.ok) return fail(deleted);
-                showMessage('success', 'Unlinked. You can no longer sign in with ' + account.provider + '.');
+                showMessage('success', msg('script.account.unlinked', { provider: account.provider }));
                 return loadLinked();
               }, networkFailure);
             }),
           );
         }),
-        'No provider is linked.',
+        msg('script.account.noProvider'),
       );
     }, networkFailure);
   }
@@ -232,10 +262,10 @@
     return call('GET', '/api/auth/2fa').then(function (result) {
       if (!result.response.ok) return fail(result);
       if (result.body.totp.enabled) {
-        mfaStatusText.textContent = 'On: signing in asks for a code from your authenticator app. Recovery codes left: ' + result.body.recoveryCodesLeft + '.';
+        mfaStatusText.textContent = msg('script.account.mfaStatusOn', { left: result.body.recoveryCodesLeft });
         showOnly(['mfa-regenerate-form', 'mfa-disable-form']);
       } else {
-        mfaStatusText.textContent = 'Off.';
+        mfaStatusText.textContent = msg('script.account.mfaStatusOff');
         showOnly(['mfa-setup-form']);
       }
     }, networkFailure);
@@ -257,18 +287,18 @@
   var onSuccess = {
     'password-form': function (form) {
       form.reset();
-      showMessage('success', 'Your password is changed. Every other session was signed out.');
+      showMessage('success', msg('script.account.passwordChanged'));
       return loadSessions();
     },
     'email-form': function (form, body) {
       var address = form.querySelector('input[name="newEmail"]').value.trim();
       form.reset();
-      showMessage('success', 'We sent a link to ' + address + '. Your address changes once you open it and press Confirm.');
+      showMessage('success', msg('script.account.emailLinkSent', { address: address }));
       var box = document.getElementById('dev-link');
       var anchor = document.getElementById('dev-link-anchor');
       if (devMode && box && anchor && body && typeof body.token === 'string') {
         anchor.href = '/confirm-email-change?token=' + encodeURIComponent(body.token);
-        anchor.textContent = 'Open the confirmation link';
+        anchor.textContent = msg('script.dev.confirmationLink');
         box.hidden = false;
       }
     },
@@ -276,7 +306,7 @@
       document.querySelectorAll('main section, main nav').forEach(function (each) {
         each.hidden = true;
       });
-      showMessage('success', 'Your account is deleted. Goodbye.');
+      showMessage('success', msg('script.account.deleted'));
     },
     'mfa-setup-form': function (form, body) {
       form.reset();
@@ -290,24 +320,24 @@
       form.reset();
       document.getElementById('mfa-secret').textContent = '';
       showRecoveryCodes(body.recoveryCodes);
-      showMessage('success', 'Two-factor sign-in is on.');
+      showMessage('success', msg('script.account.mfaOn'));
       return loadMfa();
     },
     'mfa-regenerate-form': function (form, body) {
       form.reset();
       showRecoveryCodes(body.recoveryCodes);
-      showMessage('success', 'New recovery codes are ready; the old ones no longer work.');
+      showMessage('success', msg('script.account.codesReady'));
       return loadMfa();
     },
     'mfa-disable-form': function (form) {
       form.reset();
       document.getElementById('mfa-codes').hidden = true;
-      showMessage('success', 'Two-factor sign-in is off.');
+      showMessage('success', msg('script.account.mfaOff'));
       return loadMfa();
     },
     'confirm-email-change-form': function (form) {
       form.hidden = true;
-      showMessage('success', 'Your email address is changed and verified.');
+      showMessage('success', msg('script.account.emailChanged'));
       document.getElementById('continue').hidden = false;
     },
   };
@@ -321,7 +351,7 @@
       if (word && confirmInput && confirmInput.value.trim() !== word) {
         confirmInput.setAttribute('aria-invalid', 'true');
         confirmInput.focus();
-        showMessage('error', 'Type ' + word + ' to confirm.');
+        showMessage('error', msg('script.account.typeWord', { word: word }));
         return;
       }
       var data = {};

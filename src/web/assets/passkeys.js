@@ -47,38 +47,60 @@
   /** Words for a refused call. */
   function describeFailure(result) {
     var code = result.code;
-    if (code === 'passkey_invalid') return 'That passkey was not accepted here. Sign in another way, or try another passkey.';
-    if (code === 'passkey_challenge_invalid') return 'That took too long or was already used. Please try again.';
-    if (code === 'rate_limited') return 'Too many attempts. Try again in a few minutes.';
-    if (code === 'invalid_credentials') return 'The current password is not correct.';
+    if (code === 'passkey_invalid') return msg('script.passkey.error.invalid');
+    if (code === 'passkey_challenge_invalid') return msg('script.passkey.error.challenge');
+    if (code === 'rate_limited') return msg('script.passkey.error.rateLimited');
+    if (code === 'invalid_credentials') return msg('script.account.error.wrongPassword');
     if (code === 'reauthentication_required') {
-      return document.getElementById('passkey-current')
-        ? 'Enter your current password to add a passkey.'
-        : 'For your safety, sign out and sign in again first: your sign-in is more than 10 minutes old.';
+      return document.getElementById('passkey-current') ? msg('script.passkey.error.passwordToAdd') : msg('script.account.error.signInAgain');
     }
-    if (code === 'account_locked') return 'Too many wrong passwords: this is locked for a while. Try again later.';
-    if (code === 'last_sign_in_method') return 'This passkey is the only way to sign in to your account. Set a password or add another passkey first.';
+    if (code === 'account_locked') return msg('script.account.error.locked');
+    if (code === 'last_sign_in_method') return msg('script.passkey.error.lastMethod');
     if (code === 'validation_error') {
       var issues = (result.body && result.body.issues) || [];
       var aboutName = issues.some(function (issue) {
         return String(issue.path).split('.')[0] === 'name';
       });
-      return aboutName
-        ? 'The name must be 1 to 64 characters, without control characters.'
-        : 'Your browser sent a passkey answer we could not read. Please try again.';
+      return aboutName ? msg('script.passkey.error.name') : msg('script.passkey.error.unreadable');
     }
-    if (result.response.status >= 500) return 'Something went wrong on our side. Please try again in a moment.';
-    return (result.body && result.body.message) || 'That did not work. Please try again.';
+    if (result.response.status >= 500) return msg('script.error.server');
+    return (result.body && serverText(result.body.message, code)) || msg('script.error.generic');
   }
 
   /** Words for the browser's own refusal; null when the person simply cancelled. */
   function describeBrowserError(error) {
     var name = error && error.name;
     if (name === 'AbortError') return null;
-    if (name === 'NotAllowedError') return 'The passkey request was cancelled or timed out.';
-    if (name === 'InvalidStateError') return 'This device already has a passkey for your account.';
-    if (name === 'SecurityError') return 'Passkeys do not work at this address (they need https or localhost).';
-    return 'Your browser could not use a passkey here.';
+    if (name === 'NotAllowedError') return msg('script.passkey.error.cancelled');
+    if (name === 'InvalidStateError') return msg('script.passkey.error.exists');
+    if (name === 'SecurityError') return msg('script.passkey.error.insecure');
+    return msg('script.passkey.error.browser');
+  }
+
+  // --- Messages: the page's catalog texts (the JSON data block app.js reads too) ---
+  var lang = document.documentElement.lang || 'en';
+  var MESSAGES = (function () {
+    var block = document.getElementById('page-messages');
+    try {
+      return block ? JSON.parse(block.textContent || '{}') : {};
+    } catch {
+      return {};
+    }
+  })();
+
+  /** The catalog text of `key` with its {{name}} slots filled. */
+  function msg(key, vars) {
+    var text = MESSAGES[key];
+    if (typeof text !== 'string') return key;
+    return text.replace(/\{\{(\w+)\}\}/g, function (_, name) {
+      return vars && name in vars ? String(vars[name]) : '';
+    });
+  }
+
+  /** A server's text: its own words in English; otherwise the catalog's text for its code where translated. */
+  function serverText(serverMessage, code) {
+    if (lang !== 'en' && code && MESSAGES['error.' + code]) return MESSAGES['error.' + code];
+    return serverMessage;
   }
 
   function setBusy(button, busy) {
@@ -133,7 +155,7 @@
       setBusy(button, true);
       signIn(false)
         .catch(function () {
-          showMessage('error', 'We could not reach the server. Check your connection and try again.');
+          showMessage('error', msg('script.error.network'));
         })
         .finally(function () {
           setBusy(button, false);
@@ -153,7 +175,8 @@
 
     function formatTime(iso) {
       var date = new Date(iso);
-      return isNaN(date.getTime()) ? iso : date.toLocaleString();
+      // In the page's language (<html lang>), in the reader's own time zone.
+      return isNaN(date.getTime()) ? iso : new Intl.DateTimeFormat(lang, { dateStyle: 'medium', timeStyle: 'short' }).format(date);
     }
 
     function button(label, onClick) {
@@ -179,7 +202,7 @@
     /** As describeFailure, naming the field beside the list when the password is what is missing. */
     function describeManageFailure(result) {
       if (result.code === 'reauthentication_required' && document.getElementById('passkey-manage-current')) {
-        return 'Enter your current password to rename or remove a passkey.';
+        return msg('script.passkey.error.passwordToManage');
       }
       return describeFailure(result);
     }
@@ -191,7 +214,7 @@
       var id = 'passkey-rename-' + passkey.id;
       var label = document.createElement('label');
       label.htmlFor = id;
-      label.textContent = 'New name';
+      label.textContent = msg('script.passkey.newName');
       var input = document.createElement('input');
       input.id = id;
       input.name = 'name';
@@ -202,7 +225,7 @@
       var save = document.createElement('button');
       save.type = 'submit';
       save.className = 'secondary';
-      save.textContent = 'Save';
+      save.textContent = msg('script.passkey.save');
       edit.appendChild(label);
       edit.appendChild(input);
       edit.appendChild(save);
@@ -212,7 +235,7 @@
         call('PATCH', '/api/auth/passkeys/' + encodeURIComponent(passkey.id), Object.assign({ name: input.value }, reauthentication()))
           .then(function (result) {
             if (!result.response.ok) return showMessage('error', describeManageFailure(result));
-            showMessage('success', 'Renamed to ' + result.body.passkey.name + '.');
+            showMessage('success', msg('script.passkey.renamed', { name: result.body.passkey.name }));
             return load();
           }, networkFailure)
           .finally(function () {
@@ -224,7 +247,7 @@
     }
 
     function networkFailure() {
-      showMessage('error', 'We could not reach the server. Check your connection and try again.');
+      showMessage('error', msg('script.error.network'));
     }
 
     function load() {
@@ -236,7 +259,7 @@
         list.textContent = '';
         if (result.body.passkeys.length === 0) {
           var none = document.createElement('li');
-          none.textContent = 'No passkey yet.';
+          none.textContent = msg('script.passkey.none');
           list.appendChild(none);
         }
         result.body.passkeys.forEach(function (passkey) {
@@ -245,20 +268,21 @@
           var title = document.createElement('strong');
           title.textContent = passkey.name;
           var detail = document.createElement('span');
-          detail.textContent =
-            'Added ' + formatTime(passkey.createdAt) + (passkey.lastUsedAt ? ', last used ' + formatTime(passkey.lastUsedAt) : ', not used yet');
+          detail.textContent = passkey.lastUsedAt
+            ? msg('script.passkey.addedUsed', { added: formatTime(passkey.createdAt), used: formatTime(passkey.lastUsedAt) })
+            : msg('script.passkey.addedUnused', { added: formatTime(passkey.createdAt) });
           li.appendChild(title);
           li.appendChild(detail);
           li.appendChild(
-            button('Rename', function () {
+            button(msg('script.passkey.rename'), function () {
               if (!li.querySelector('form')) renameForm(passkey, li);
             }),
           );
           li.appendChild(
-            button('Remove', function () {
+            button(msg('script.passkey.remove'), function () {
               return call('DELETE', '/api/auth/passkeys/' + encodeURIComponent(passkey.id), reauthentication()).then(function (deleted) {
                 if (!deleted.response.ok) return showMessage('error', describeManageFailure(deleted));
-                showMessage('success', 'Removed. "' + passkey.name + '" no longer signs in to this account.');
+                showMessage('success', msg('script.passkey.removed', { name: passkey.name }));
                 return load();
               }, networkFailure);
             }),
@@ -294,7 +318,7 @@
                 function (result) {
                   if (!result.response.ok) return showMessage('error', describeFailure(result));
                   form.reset();
-                  showMessage('success', 'Passkey "' + result.body.passkey.name + '" added. You can sign in with it now.');
+                  showMessage('success', msg('script.passkey.added', { name: result.body.passkey.name }));
                   return load();
                 },
               );
