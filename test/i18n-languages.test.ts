@@ -20,6 +20,27 @@ const ENGLISH_TITLES: Readonly<Record<string, string>> = { '/login': 'Sign in', 
 /** The scripts' messages travel as JSON keyed by catalog key: they are taken out before looking for raw keys. */
 const MESSAGES_BLOCK = /<script type="application\/json" id="page-messages">(.*?)<\/script>/s;
 
+const PLURAL = /_(zero|one|two|few|many|other)$/;
+
+/** The text a reader sees: no tags, no scripts. */
+function visibleText(page: string): string {
+  return page
+    .replace(/<script[^>]*>.*?<\/script>/gs, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&amp;/g, '&');
+}
+
+/** Whether `text` holds `words` as whole words ("Continuer" does not hold "Continue"). */
+function containsWords(text: string, words: string): boolean {
+  return new RegExp(`(?<!\\p{L})${words.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?!\\p{L})`, 'u').test(text);
+}
+
+/** English messages long enough not to occur by chance, without placeholders, that the language does not happen to share. */
+function englishSentences(lang: Language): string[] {
+  const own = new Set(Object.values(CATALOGS[lang]));
+  return Object.values(CATALOGS.en).filter((text) => text.length >= 8 && !text.includes('{{') && !own.has(text));
+}
+
 /** `login.title`, `error.not_found`, `email.signIn.subject`: a catalog key's shape, with any of the catalog's prefixes. */
 const RAW_KEY = new RegExp(`\\b(?:${[...new Set(Object.keys(CATALOGS.en).map((key) => key.split('.')[0]))].join('|')})\\.[a-zA-Z_]+(?:\\.[a-zA-Z_]+)*\\b`);
 
@@ -39,12 +60,17 @@ describeEachDialect('German, French and Spanish pages', (dialect) => {
       expect(page).toContain(`<title>${title} · Acme Login</title>`);
       expect(page).toContain(`<h1>${title}</h1>`);
       expect(page).not.toContain(`>${ENGLISH_TITLES[pagePath]}<`);
-      const messages = MESSAGES_BLOCK.exec(page)?.[1];
-      if (messages !== undefined) {
-        const parsed = JSON.parse(messages) as Record<string, string>;
-        for (const [key, text] of Object.entries(parsed)) expect({ key, text }).toEqual({ key, text: CATALOGS[lang as Language][key] });
-      }
-      expect({ pagePath, rawKey: RAW_KEY.exec(page.replace(MESSAGES_BLOCK, ''))?.[0] }).toEqual({ pagePath, rawKey: undefined });
+      const text = visibleText(page);
+      expect({ pagePath, rawKey: RAW_KEY.exec(text)?.[0] }).toEqual({ pagePath, rawKey: undefined });
+      expect({ pagePath, english: englishSentences(lang).filter((sentence) => containsWords(text, sentence)) }).toEqual({ pagePath, english: [] });
+      // Every message a script can pick is the language's own, a counted one in each of the
+      // language's plural forms (app.js picks `key_<form>` by Intl.PluralRules).
+      const messages = JSON.parse(MESSAGES_BLOCK.exec(page)?.[1] ?? '{}') as Record<string, string>;
+      const catalog: Readonly<Record<string, string>> = CATALOGS[lang];
+      const forms = new Intl.PluralRules(lang).resolvedOptions().pluralCategories;
+      const picked = [...new Set(Object.keys(messages).flatMap((key) => (PLURAL.test(key) ? forms.map((form) => key.replace(PLURAL, `_${form}`)) : [key])))];
+      const notOwn = picked.filter((key) => !Object.hasOwn(catalog, key) || messages[key] !== catalog[key]);
+      expect({ pagePath, notOwn }).toEqual({ pagePath, notOwn: [] });
     }
   }
 
