@@ -562,6 +562,8 @@ async function createUserWithLink(tx: OAuthStores, request: LinkRequest, verifie
     lastLoginAt: null,
     disabledAt: null,
     passwordUnproven: false,
+    // The provider's redirect back is a top-level GET: it carries the pages' language cookie.
+    language: ctx.language ?? null,
   };
   if ((await tx.users.createUser(user)) === 'email_taken') throw new LinkRaceLost();
   if ((await tx.accounts.createAccount(newLinkedAccount(request, user.id))) === 'already_linked') throw new LinkRaceLost();
