@@ -1,21 +1,49 @@
 /**
- * @module The German, French and Spanish pages over HTTP: each page, asked for with `?lang=`, is
- * in that language from `<html lang dir>` to the scripts' messages, and no catalog key shows
- * through where its text should be.
+ * @module The German, French and Spanish pages over HTTP, signed out and signed in: each page,
+ * asked for with `?lang=`, is in that language from `<html lang dir>` to the scripts' messages,
+ * with no English sentence left and no catalog key showing through where its text should be.
  */
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { CATALOGS } from '../src/i18n/catalogs/index.js';
 import type { Language } from '../src/i18n/languages.js';
-import { createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
+import { STRONG_PASSWORD, cookieFrom, createTestGatehouse, describeEachDialect, type TestGatehouse } from './support/harness.js';
 
 /** Each page's title, written out here rather than read from the catalog, so a wrong catalog entry fails. */
 const TITLES: Readonly<Record<'de' | 'fr' | 'es', Readonly<Record<string, string>>>> = {
-  de: { '/login': 'Anmelden', '/register': 'Registrieren', '/forgot-password': 'Passwort zurücksetzen' },
-  fr: { '/login': 'Se connecter', '/register': 'Créer un compte', '/forgot-password': 'Réinitialiser votre mot de passe' },
-  es: { '/login': 'Iniciar sesión', '/register': 'Crear una cuenta', '/forgot-password': 'Restablecer la contraseña' },
+  de: {
+    '/login': 'Anmelden',
+    '/register': 'Registrieren',
+    '/forgot-password': 'Passwort zurücksetzen',
+    '/reset-password': 'Neues Passwort festlegen',
+    '/dashboard': 'Ihr Konto',
+    '/account': 'Konto verwalten',
+  },
+  fr: {
+    '/login': 'Se connecter',
+    '/register': 'Créer un compte',
+    '/forgot-password': 'Réinitialiser votre mot de passe',
+    '/reset-password': 'Choisissez un nouveau mot de passe',
+    '/dashboard': 'Votre compte',
+    '/account': 'Gérer votre compte',
+  },
+  es: {
+    '/login': 'Iniciar sesión',
+    '/register': 'Crear una cuenta',
+    '/forgot-password': 'Restablecer la contraseña',
+    '/reset-password': 'Elige una contraseña nueva',
+    '/dashboard': 'Tu cuenta',
+    '/account': 'Gestionar tu cuenta',
+  },
 };
 
-const ENGLISH_TITLES: Readonly<Record<string, string>> = { '/login': 'Sign in', '/register': 'Create an account', '/forgot-password': 'Reset your password' };
+const ENGLISH_TITLES: Readonly<Record<string, string>> = {
+  '/login': 'Sign in',
+  '/register': 'Create an account',
+  '/forgot-password': 'Reset your password',
+  '/reset-password': 'Choose a new password',
+  '/dashboard': 'Your account',
+  '/account': 'Manage your account',
+};
 
 /** The scripts' messages travel as JSON keyed by catalog key: they are taken out before looking for raw keys. */
 const MESSAGES_BLOCK = /<script type="application\/json" id="page-messages">(.*?)<\/script>/s;
@@ -46,8 +74,12 @@ const RAW_KEY = new RegExp(`\\b(?:${[...new Set(Object.keys(CATALOGS.en).map((ke
 
 describeEachDialect('German, French and Spanish pages', (dialect) => {
   let t: TestGatehouse;
+  /** A signed-in session, for /dashboard and /account. */
+  let cookie: string;
   beforeEach(async () => {
     t = await createTestGatehouse(dialect, { env: { APP_NAME: 'Acme Login' } });
+    const registered = await t.request('POST', '/api/auth/register', { json: { email: 'page@example.com', password: STRONG_PASSWORD } });
+    cookie = cookieFrom(registered, 'gatehouse_session')!;
   });
   afterEach(async () => {
     await t.close();
@@ -55,7 +87,9 @@ describeEachDialect('German, French and Spanish pages', (dialect) => {
 
   async function expectPageIn(lang: 'de' | 'fr' | 'es'): Promise<void> {
     for (const [pagePath, title] of Object.entries(TITLES[lang])) {
-      const page = await (await t.request('GET', `${pagePath}?lang=${lang}`)).text();
+      const response = await t.request('GET', `${pagePath}?lang=${lang}`, { cookie });
+      expect({ pagePath, status: response.status }).toEqual({ pagePath, status: 200 });
+      const page = await response.text();
       expect(page).toMatch(new RegExp(`^<!doctype html>\\n<html lang="${lang}" dir="ltr">`));
       expect(page).toContain(`<title>${title} · Acme Login</title>`);
       expect(page).toContain(`<h1>${title}</h1>`);
