@@ -105,7 +105,9 @@
     if (code === 'last_sign_in_method') return msg('script.account.error.lastMethod');
     if (code === 'invalid_code') return msg('script.account.error.invalidCode');
     if (code === 'invalid_token') return msg('script.account.error.invalidToken');
-    if (code === 'validation_error' && body && Array.isArray(body.issues) && body.issues.length > 0) {
+    // The issues' own words are English: another language shows its catalog's text for the code instead.
+    var translatedValidation = lang !== 'en' && MESSAGES['error.validation_error'];
+    if (code === 'validation_error' && !translatedValidation && body && Array.isArray(body.issues) && body.issues.length > 0) {
       return body.issues
         .map(function (issue) {
           return (FIELD_NAMES[String(issue.path).split('.')[0]] || msg('script.field.other')) + ' ' + issue.message + '.';

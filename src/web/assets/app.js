@@ -102,7 +102,9 @@
     if (code === 'invalid_code') return msg('script.error.mfaCode');
     if (code === 'email_exists') return msg('script.error.emailExists');
     if (code === 'not_authenticated') return msg('script.error.notAuthenticated');
-    if (code === 'validation_error' && body && Array.isArray(body.issues) && body.issues.length > 0) {
+    // The issues' own words are English: another language shows its catalog's text for the code instead.
+    var translatedValidation = lang !== 'en' && MESSAGES['error.validation_error'];
+    if (code === 'validation_error' && !translatedValidation && body && Array.isArray(body.issues) && body.issues.length > 0) {
       return body.issues
         .map(function (issue) {
           var field = FIELD_NAMES[String(issue.path).split('.')[0]] || msg('script.field.other');
