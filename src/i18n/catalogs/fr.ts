@@ -152,9 +152,9 @@ export const fr: Readonly<Record<string, string>> = {
   'email.providerLinked.what':
     'Quelqu’un s’est connecté à votre compte {{appName}} avec le compte {{providerName}} « {{providerLogin}} », qui a la même adresse e-mail vérifiée, et l’a associé à votre compte.',
   'email.signIn.code': 'Ou saisissez ce code sur la page de connexion : {{code}}',
-  'email.signIn.expires_one': 'Le lien et le code expirent dans {{count}} minute ; utiliser l’un rend l’autre inutilisable.',
-  'email.signIn.expires_many': 'Le lien et le code expirent dans {{count}} de minutes ; utiliser l’un rend l’autre inutilisable.',
-  'email.signIn.expires_other': 'Le lien et le code expirent dans {{count}} minutes ; utiliser l’un rend l’autre inutilisable.',
+  'email.signIn.expires_one': 'Le lien et le code expirent dans {{count}} minute, et dès que l’un d’eux est utilisé, aucun des deux ne fonctionne plus.',
+  'email.signIn.expires_many': 'Le lien et le code expirent dans {{count}} de minutes, et dès que l’un d’eux est utilisé, aucun des deux ne fonctionne plus.',
+  'email.signIn.expires_other': 'Le lien et le code expirent dans {{count}} minutes, et dès que l’un d’eux est utilisé, aucun des deux ne fonctionne plus.',
   'email.signIn.intro': 'Quelqu’un a demandé à se connecter à {{appName}} avec cette adresse e-mail.',
   'email.signIn.notYou': 'Si ce n’était pas vous, ignorez cet e-mail : personne ne peut se connecter sans lui.',
   'email.signIn.openLink': 'Pour vous connecter, ouvrez ce lien :',
