@@ -128,7 +128,7 @@ export const de: Readonly<Record<string, string>> = {
   'email.nothingToDo': 'Falls Sie das waren, müssen Sie nichts tun.',
   'email.othersSignedOut': 'Alle anderen Sitzungen Ihres Kontos wurden abgemeldet.',
   'email.passwordChanged.byReset': 'Dazu wurde ein Link zum Zurücksetzen des Passworts verwendet, der an diese Adresse gesendet wurde.',
-  'email.passwordChanged.bySession': 'Die Änderung erfolgte in einer angemeldeten Sitzung.',
+  'email.passwordChanged.bySession': 'Dazu wurde eine angemeldete Sitzung verwendet.',
   'email.passwordChanged.notYou':
     'Falls Sie das nicht waren, hat jemand Zugriff auf dieses Postfach oder kannte Ihr Passwort: Sichern Sie zuerst dieses E-Mail-Konto ab und legen Sie dann hier ein neues Passwort fest.',
   'email.passwordChanged.subject': 'Das Passwort Ihres Kontos bei {{appName}} wurde geändert',

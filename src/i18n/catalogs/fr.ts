@@ -121,7 +121,7 @@ export const fr: Readonly<Record<string, string>> = {
   'email.emailChangeRequested.what':
     'Une personne connectée à votre compte {{appName}} a demandé à l’associer à l’adresse {{newEmail}}. Le changement n’aura lieu qu’une fois ouvert le lien envoyé à cette adresse.',
   'email.emailChanged.action': 'Ouvrir {{appName}}',
-  'email.emailChanged.notYou': 'Si ce n’était pas vous, contactez immédiatement les administrateurs de {{appName}}.',
+  'email.emailChanged.notYou': 'Si ce n’était pas vous, contactez immédiatement les administrateurs du service {{appName}}.',
   'email.emailChanged.subject': 'L’adresse e-mail de votre compte {{appName}} a été modifiée',
   'email.emailChanged.what':
     'Votre compte {{appName}} utilise désormais l’adresse {{newEmail}}. Les e-mails qui le concernent, y compris les liens de réinitialisation du mot de passe, y seront envoyés à partir de maintenant.',
@@ -132,8 +132,8 @@ export const fr: Readonly<Record<string, string>> = {
   'email.linkOnce': 'Ce lien ne fonctionne qu’une fois et expire dans {{lifetime}}.',
   'email.nothingToDo': 'Si c’était vous, vous n’avez rien à faire.',
   'email.othersSignedOut': 'Toutes les autres sessions de votre compte ont été fermées.',
-  'email.passwordChanged.byReset': 'Il a été modifié avec un lien de réinitialisation envoyé à cette adresse.',
-  'email.passwordChanged.bySession': 'Il a été modifié depuis une session connectée.',
+  'email.passwordChanged.byReset': 'Cette opération a été effectuée avec un lien de réinitialisation envoyé à cette adresse.',
+  'email.passwordChanged.bySession': 'Cette opération a été effectuée depuis une session connectée.',
   'email.passwordChanged.notYou':
     'Si ce n’était pas vous, quelqu’un peut lire cette boîte de réception ou connaissait votre mot de passe : sécurisez d’abord ce compte de messagerie, puis choisissez un nouveau mot de passe ici.',
   'email.passwordChanged.subject': 'Le mot de passe de votre compte {{appName}} a été modifié',
@@ -146,7 +146,7 @@ export const fr: Readonly<Record<string, string>> = {
   'email.passwordReset.openLink': 'Pour choisir un nouveau mot de passe, ouvrez ce lien :',
   'email.passwordReset.subject': 'Réinitialisez votre mot de passe {{appName}}',
   'email.providerLinked.notYou':
-    'Si ce n’était pas vous, quelqu’un contrôle un compte {{providerName}} associé à votre adresse e-mail vérifiée. Sécurisez d’abord cette adresse, puis choisissez ici un nouveau mot de passe, et demandez aux administrateurs de {{appName}} de supprimer l’association : un nouveau mot de passe ne suffit pas à la supprimer.',
+    'Si ce n’était pas vous, quelqu’un contrôle un compte {{providerName}} associé à votre adresse e-mail vérifiée. Sécurisez d’abord cette adresse, puis choisissez ici un nouveau mot de passe, et demandez aux administrateurs du service {{appName}} de supprimer l’association : un nouveau mot de passe ne suffit pas à la supprimer.',
   'email.providerLinked.subject': 'Une connexion {{providerName}} a été associée à votre compte {{appName}}',
   'email.providerLinked.wasYou': 'Si c’était vous, vous n’avez rien à faire : vous pouvez désormais vous connecter aussi avec {{providerName}}.',
   'email.providerLinked.what':
