@@ -239,20 +239,21 @@ describe.skipIf(!hasBrowser)('pages in Chromium', { timeout: 60_000 }, () => {
     expect(await page.textContent('#account-email')).toBe(email);
   });
 
-  test('a wrong password shows the error without moving the form; the right one signs in', async () => {
+  test('a wrong password shows the error above the form, which stays in view; the right one signs in', async () => {
     const email = uniqueEmail('wrong');
     await createAccount(email);
     const page = await openPage();
     await page.goto('/login');
     expect(await page.title()).toBe('Sign in · Gatehouse');
     await screenshots(page, 'login');
-    const buttonBefore = await page.locator('#first-factor button[type="submit"]').boundingBox();
-
     await signIn(page, email, 'Wrong-Password-1');
     expect(await waitForMessage(page, /not correct/)).toBe('The email address or password is not correct.');
     expect(await page.getAttribute('#message', 'role')).toBe('alert');
-    const buttonAfter = await page.locator('#first-factor button[type="submit"]').boundingBox();
-    expect(buttonAfter!.y).toBe(buttonBefore!.y);
+    // The message takes room only once shown, between the heading and the form; the button stays in view.
+    const message = (await page.locator('#message').boundingBox())!;
+    const buttonAfter = (await page.locator('#first-factor button[type="submit"]').boundingBox())!;
+    expect(buttonAfter.y).toBeGreaterThan(message.y + message.height);
+    expect(buttonAfter.y + buttonAfter.height).toBeLessThan(DESKTOP.height);
     await screenshots(page, 'login-error');
 
     await page.fill('#password', PASSWORD);

@@ -117,7 +117,13 @@ async function layoutOf(page: Page): Promise<Layout> {
         const extent = range.getBoundingClientRect();
         return { text: (label.textContent ?? '').trim(), left: extent.left, right: extent.right };
       });
-    const message = getComputedStyle(document.getElementById('message')!);
+    // Empty, the message area has no border at all (it takes no room): measured as an error shows it.
+    const messageArea = document.getElementById('message')!;
+    const shown = messageArea.classList.contains('message--error') || messageArea.classList.contains('message--success');
+    if (!shown) messageArea.classList.add('message--error');
+    const computed = getComputedStyle(messageArea);
+    const message = { borderLeftWidth: computed.borderLeftWidth, borderRightWidth: computed.borderRightWidth };
+    if (!shown) messageArea.classList.remove('message--error');
     return {
       direction: getComputedStyle(document.documentElement).direction,
       scrollWidth: document.documentElement.scrollWidth,
