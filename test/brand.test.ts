@@ -238,6 +238,55 @@ describeEachDialect('the brand files over HTTP', (dialect) => {
     expect(PAGE_CONTENT_SECURITY_POLICY).toContain("img-src 'self'");
   });
 
+  test('every page links the brand after the pages’ stylesheet, and shows the logo named by APP_NAME in the header; the CSP stays the same', async () => {
+    const defaultCsp = (await plain.request('GET', '/login')).headers.get('content-security-policy');
+    const plainPage = await (await plain.request('GET', '/login')).text();
+    expect(plainPage).not.toContain('/assets/brand/');
+    expect(plainPage).toContain('<header class="site-header"><span class="brand">Gatehouse</span></header>');
+    const cases: { env: Record<string, string>; links: RegExp[]; logo: boolean }[] = [
+      { env: { BRAND_COLOR: '#1f4fd1' }, links: [/brand-[0-9a-f]{8}\.css/], logo: false },
+      { env: { BRAND_LOGO_FILE: file('logo.png') }, links: [/brand-[0-9a-f]{8}\.css/], logo: true },
+      { env: { BRAND_CSS_FILE: file('custom.css') }, links: [/custom-[0-9a-f]{8}\.css/], logo: false },
+    ];
+    for (const { env, links, logo } of cases) {
+      const branded = await createTestGatehouse(dialect, { env: { ...env, APP_NAME: 'Acme & Co' } });
+      try {
+        for (const pagePath of ['/login', '/register', '/forgot-password']) {
+          const response = await branded.request('GET', pagePath);
+          expect(response.status).toBe(200);
+          // Compared as strings: the brand adds same-origin files and nothing to the policy.
+          expect(response.headers.get('content-security-policy')).toBe(defaultCsp);
+          const page = await response.text();
+          const stylesheets = [...page.matchAll(/<link rel="stylesheet" href="([^"]+)">/g)].map((m) => m[1]!);
+          expect(stylesheets[0]).toBe('/assets/app.css');
+          expect(stylesheets.slice(1)).toHaveLength(links.length);
+          links.forEach((link, at) => expect(stylesheets[at + 1]).toMatch(new RegExp(`^/assets/brand/${link.source}$`)));
+          const header = /<header class="site-header">([\s\S]*?)<\/header>/.exec(page)![1]!;
+          if (logo) {
+            expect(header).toMatch(
+              /^<span class="brand"><img class="brand-logo" src="\/assets\/brand\/logo-[0-9a-f]{8}\.png" alt="Acme &amp; Co" height="40"><\/span>$/,
+            );
+          } else {
+            expect(header).toBe('<span class="brand">Acme &amp; Co</span>');
+          }
+          // Every URL the page names is served.
+          for (const url of [...stylesheets.slice(1), ...[...header.matchAll(/src="([^"]+)"/g)].map((m) => m[1]!)]) {
+            expect((await branded.request('GET', url)).status).toBe(200);
+          }
+        }
+      } finally {
+        await branded.close();
+      }
+    }
+    // All three at once: the generated stylesheet, then the team's own, last.
+    const page = await (await t.request('GET', '/login')).text();
+    expect([...page.matchAll(/<link rel="stylesheet" href="([^"]+)">/g)].map((m) => m[1]!.replace(/-[0-9a-f]{8}\./, '-#.'))).toEqual([
+      '/assets/app.css',
+      '/assets/brand/brand-#.css',
+      '/assets/brand/custom-#.css',
+    ]);
+  });
+
   test('a bad brand stops the start before anything is opened', async () => {
     await expect(createTestGatehouse(dialect, { env: { BRAND_COLOR: '#ffcc00' } })).rejects.toThrow(
       'BRAND_COLOR: #ffcc00 has a contrast of 1.51:1 with white text; it needs at least 4.5:1',

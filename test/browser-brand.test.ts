@@ -2,7 +2,8 @@
  * The brand in a real headless Chromium against the real built server: a script inside an SVG
  * logo never runs when its URL is opened on its own (the same bytes without the logo's
  * Content-Security-Policy do run it: the control), and the stylesheet made from BRAND_COLOR
- * recolours the pages' buttons and header over the pages' own stylesheet. Skipped without
+ * recolours /login's primary button and header over the pages' own stylesheet (a server without
+ * the brand is the control), and the logo shows in the header. Skipped without
  * /usr/bin/chromium, unless REQUIRE_BROWSER=1 (CI): support/browser.ts.
  */
 import fs from 'node:fs';
@@ -24,7 +25,9 @@ describe.skipIf(!hasBrowser)('the brand in Chromium', { timeout: 60_000 }, () =>
   fs.writeFileSync(brandEnv.BRAND_LOGO_FILE, SVG);
   // The URLs the server serves: the same files give the same hashes.
   const assets = brandAssets(loadConfig({ JWT_SECRET: TEST_JWT_SECRET, ...brandEnv }).brand);
-  const suite = useBrowserSuite({ name: 'brand', developmentMode: false, env: () => brandEnv });
+  const suite = useBrowserSuite({ name: 'brand', developmentMode: false, env: () => ({ ...brandEnv, APP_NAME: 'Acme' }) });
+  // The same server without the brand: the control for the colours.
+  const plain = useBrowserSuite({ name: 'brand-plain', developmentMode: false });
   afterAll(() => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -55,30 +58,37 @@ describe.skipIf(!hasBrowser)('the brand in Chromium', { timeout: 60_000 }, () =>
     await control.page.waitForFunction(() => document.title === 'ran');
   });
 
-  test('BRAND_COLOR recolours the primary buttons, the links and the header over the pages’ own stylesheet', async () => {
+  test('on /login, BRAND_COLOR recolours the primary button and the header over the pages’ own stylesheet', async () => {
     const { page } = await openPage();
-    // The layout links the brand with brandHead once it is wired in; here a page of the same
-    // origin links the pages' stylesheet, then the brand's, as the layout will.
-    await page.route('**/brand-preview', (route) =>
-      route.fulfill({
-        status: 200,
-        contentType: 'text/html',
-        body: `<!doctype html><html><head><link rel="stylesheet" href="/assets/app.css"><link rel="stylesheet" href="${assets.brandCss!.path}"></head>
-<body><header class="site-header"><span class="brand">Acme</span></header><main class="card"><a href="/x">link</a><button class="primary">Go</button><button class="secondary">Other</button></main></body></html>`,
-      }),
-    );
-    await page.goto('/brand-preview');
+    await page.goto('/login');
     const styles = await page.evaluate(() => {
       const style = (selector: string) => getComputedStyle(document.querySelector(selector)!);
       return {
-        primary: [style('.primary').backgroundColor, style('.primary').color],
-        secondary: [style('.secondary').color, style('.secondary').borderTopColor],
-        link: style('a').color,
+        primary: [style('button.primary').backgroundColor, style('button.primary').color],
         brand: style('.site-header .brand').color,
         header: style('.site-header').borderBottomColor,
       };
     });
     const green = 'rgb(23, 97, 47)';
-    expect(styles).toEqual({ primary: [green, 'rgb(255, 255, 255)'], secondary: [green, green], link: green, brand: green, header: green });
+    expect(styles).toEqual({ primary: [green, 'rgb(255, 255, 255)'], brand: green, header: green });
+
+    // The control: the same page of a server without the brand keeps the pages' own colour.
+    const control = await openPage();
+    await control.page.goto(`${plain.baseUrl}/login`);
+    const unbranded = await control.page.evaluate(() => getComputedStyle(document.querySelector('button.primary')!).backgroundColor);
+    expect(unbranded).not.toBe(green);
+  });
+
+  test('the logo shows in the header, named by APP_NAME, instead of the name as text', async () => {
+    const { page } = await openPage();
+    await page.goto('/login');
+    const logo = page.locator('.site-header img.brand-logo');
+    await expect.poll(() => logo.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+    expect(await logo.getAttribute('src')).toBe(assets.logo!.path);
+    expect(await logo.getAttribute('alt')).toBe('Acme');
+    expect(await page.locator('.site-header').innerText()).toBe('');
+    const box = await logo.boundingBox();
+    expect(box?.height).toBe(40);
+    expect(box?.width).toBe(120);
   });
 });

@@ -51,6 +51,13 @@ export interface PageContext {
   url: URL;
   /** Messages the page scripts show, by key (script.*, error.*), sent as a JSON data block. */
   scriptMessages: Readonly<Record<string, string>>;
+  /**
+   * The brand's stylesheet links, put after the pages' own (brand/brand.ts `brandHead`), and its
+   * logo for the header (`brandMark`): empty without BRAND_* settings. Built by the caller, once:
+   * the brand module imports this one, so this one cannot import it.
+   */
+  brandHead: SafeHtml;
+  brandMark: SafeHtml;
 }
 
 /**
@@ -129,12 +136,12 @@ export function renderLayout(options: LayoutOptions): string {
 <title>${options.title} · ${ctx.appName}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/app.css">
-${scriptMessagesBlock(ctx.scriptMessages)}
+${ctx.brandHead}${scriptMessagesBlock(ctx.scriptMessages)}
 <script src="/assets/app.js" defer></script>
 ${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>\n`)}</head>
 <body data-page="${options.page}" data-dev-mode="${ctx.devMode ? 'true' : 'false'}">
 <a class="skip-link" href="#main">${t('layout.skipLink')}</a>
-<header class="site-header"><span class="brand">${ctx.appName}</span></header>
+<header class="site-header"><span class="brand">${ctx.brandMark.value === '' ? ctx.appName : ctx.brandMark}</span></header>
 <main id="main" class="card">
 <h1>${options.title}</h1>
 <noscript><p class="notice">${t('layout.noscript')}</p></noscript>

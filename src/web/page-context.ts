@@ -10,7 +10,7 @@ import { isSupportedLanguage, SUPPORTED_LANGUAGES, type Language } from '../i18n
 import { LANGUAGE_COOKIE, languageCookie, languageFromAcceptLanguage, negotiatePageLanguage } from '../i18n/negotiate.js';
 import { translator } from '../i18n/translator.js';
 import type { AppEnv } from '../http/env.js';
-import type { PageContext } from './html.js';
+import type { PageContext, SafeHtml } from './html.js';
 
 export interface PageContextSettings {
   devMode: boolean;
@@ -18,6 +18,9 @@ export interface PageContextSettings {
   defaultLanguage: Language;
   /** BASE_URL is https: the language cookie is Secure. */
   httpsBaseUrl: boolean;
+  /** The brand's markup, built once from the configuration (web/routes.ts): the same on every page. */
+  brandHead: SafeHtml;
+  brandMark: SafeHtml;
 }
 
 /** i18next's plural suffixes (CLDR categories). */
@@ -90,5 +93,7 @@ export function pageContextOf(c: Context<AppEnv>, settings: PageContextSettings,
     t: translator(lang),
     url: switcherUrl(c, returnTo),
     scriptMessages: SCRIPT_MESSAGES.get(lang) ?? {},
+    brandHead: settings.brandHead,
+    brandMark: settings.brandMark,
   };
 }

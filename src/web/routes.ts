@@ -11,7 +11,8 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Translate } from '../i18n/translator.js';
 import type { AppEnv } from '../http/env.js';
-import { pageContextOf } from './page-context.js';
+import { brandHead, brandMark } from '../brand/brand.js';
+import { pageContextOf, type PageContextSettings } from './page-context.js';
 import type { RouteDoc } from '../http/route-docs.js';
 import { describeSignInProviders, usableSignInProviders } from '../oauth/setup.js';
 import { resolveReturnTo } from '../http/return-to.js';
@@ -69,7 +70,7 @@ const ASSET_FILES = {
 export interface WebRouteDeps {
   config: Pick<
     Readonly<Config>,
-    'mode' | 'devConveniences' | 'httpsBaseUrl' | 'defaultReturnTo' | 'oauthProblems' | 'github' | 'oidcProviders' | 'mail' | 'defaultLanguage'
+    'mode' | 'devConveniences' | 'httpsBaseUrl' | 'defaultReturnTo' | 'oauthProblems' | 'github' | 'oidcProviders' | 'mail' | 'defaultLanguage' | 'brand'
   >;
   session: SessionDeps;
   cookie: SessionCookieSettings;
@@ -129,13 +130,20 @@ function loadWebAuthnBrowser(): StaticAsset {
   return loadAsset('webauthn.js', contentType, readFileSync(path.join(root, 'dist/bundle/index.umd.min.js'), 'utf8'));
 }
 
-export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
-  const pageSettings = {
-    devMode: deps.config.mode === 'development' && deps.config.devConveniences,
-    appName: deps.config.mail.appName,
-    defaultLanguage: deps.config.defaultLanguage,
-    httpsBaseUrl: deps.config.httpsBaseUrl,
+/** What every page's context shares, the brand's markup built once. */
+function pageSettingsOf(config: WebRouteDeps['config']): PageContextSettings {
+  return {
+    devMode: config.mode === 'development' && config.devConveniences,
+    appName: config.mail.appName,
+    defaultLanguage: config.defaultLanguage,
+    httpsBaseUrl: config.httpsBaseUrl,
+    brandHead: brandHead(config.brand),
+    brandMark: brandMark(config.brand, config.mail.appName),
   };
+}
+
+export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
+  const pageSettings = pageSettingsOf(deps.config);
   const ctxOf = (c: Context<AppEnv>, returnTo?: string): PageContext => pageContextOf(c, pageSettings, returnTo);
   const pageHeaders = securityHeaders({ contentSecurityPolicy: PAGE_CONTENT_SECURITY_POLICY, httpsBaseUrl: deps.config.httpsBaseUrl });
   // Each usable sign-in provider gets a button, in the order of GET /api/auth/providers.
