@@ -13,6 +13,7 @@
  *                 └── 24 h pass, or a newer request ──► dead
  */
 import type { Language } from '../i18n/languages.js';
+import { describeDevice } from './device.js';
 import { recordAudit } from '../audit/record.js';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
@@ -53,6 +54,9 @@ export interface SessionView {
   lastSeenAt: string;
   ip: string | null;
   userAgent: string | null;
+  /** The browser and the operating system named by `userAgent` (null where unknown): for "Chrome on Linux". */
+  browser: string | null;
+  os: string | null;
 }
 
 export async function listSessions(deps: Pick<AccountDeps, 'stores'>, signedIn: ValidSession, now: Date): Promise<SessionView[]> {
@@ -65,6 +69,7 @@ export async function listSessions(deps: Pick<AccountDeps, 'stores'>, signedIn: 
     lastSeenAt: session.lastSeenAt.toISOString(),
     ip: session.ip,
     userAgent: session.userAgent,
+    ...describeDevice(session.userAgent),
   }));
 }
 

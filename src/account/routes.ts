@@ -134,6 +134,11 @@ export const accountRouteDocs: RouteDoc[] = [
               lastSeenAt: z.string().nullable(),
               ip: z.string().nullable(),
               userAgent: z.string().nullable(),
+              browser: z
+                .string()
+                .nullable()
+                .describe("The browser userAgent names (bowser's name: Chrome, Firefox, Safari, Microsoft Edge…); null when unknown"),
+              os: z.string().nullable().describe('The operating system userAgent names (Linux, Windows, macOS, iOS, Android…); null when unknown'),
             }),
           ),
         }),
