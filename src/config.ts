@@ -30,6 +30,7 @@ import { readServerSettings, serverSettings } from './server-settings.js';
 import { sessionSettings } from './session/settings.js';
 import { userTransferSettings } from './user-transfer/settings.js';
 import { webhookSettings } from './webhooks/settings.js';
+import { ConfigError } from './config-error.js';
 import {
   createSettingsReader,
   type Env,
@@ -89,12 +90,7 @@ export type ConfigVariable = VariableOf<Declared>;
 
 export type { RateLimitRule } from './settings.js';
 
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError } from './config-error.js';
 
 /** A declaration's variables, then its rate limits' (the order `.env.example` shows). */
 function variablesOf(settings: Declared): readonly VariableDeclaration<ConfigVariable>[] {

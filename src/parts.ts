@@ -190,6 +190,7 @@ export async function buildSharedParts(config: Readonly<Config>, options: Gateho
       logger,
       appName: config.mail.appName,
       defaultLanguage: config.defaultLanguage,
+      emailTemplates: config.emailTemplates,
       baseUrl: config.baseUrl,
       maxFailures: config.lockout.maxFailures,
       lockedForMinutes: Math.ceil(config.lockout.durationSeconds / 60),

@@ -157,8 +157,16 @@ describe('rendering an override', () => {
 });
 
 describe('EMAIL_TEMPLATES_DIR', () => {
-  test('is read as given, null when unset', () => {
-    expect(loadConfig({ JWT_SECRET: TEST_JWT_SECRET }).emailTemplatesDir).toBeNull();
-    expect(loadConfig({ JWT_SECRET: TEST_JWT_SECRET, EMAIL_TEMPLATES_DIR: './templates' }).emailTemplatesDir).toBe('./templates');
+  test('is read as given, null when unset; the folder is read while the configuration loads', () => {
+    const unset = loadConfig({ JWT_SECRET: TEST_JWT_SECRET });
+    expect(unset.emailTemplatesDir).toBeNull();
+    expect(unset.emailTemplates).toBeNull();
+    const set = loadConfig({ JWT_SECRET: TEST_JWT_SECRET, EMAIL_TEMPLATES_DIR: dir });
+    expect(set.emailTemplatesDir).toBe(dir);
+    expect(set.emailTemplates?.count).toBe(0);
+    const missing = path.join(dir, 'missing');
+    expect(() => loadConfig({ JWT_SECRET: TEST_JWT_SECRET, EMAIL_TEMPLATES_DIR: missing })).toThrow(
+      `EMAIL_TEMPLATES_DIR: cannot read ${missing}: no such folder (ENOENT)`,
+    );
   });
 });

@@ -36,6 +36,7 @@ export const account = defineCapability({
             baseUrl: parts.config.baseUrl,
             appName: parts.config.mail.appName,
             defaultLanguage: parts.config.defaultLanguage,
+            emailTemplates: parts.config.emailTemplates,
             onEmailQueued: parts.emailQueued,
           },
           session: parts.session,

@@ -13,6 +13,7 @@
  *                 └── 24 h pass, or a newer request ──► dead
  */
 import type { Language } from '../i18n/languages.js';
+import type { TemplateOverrides } from '../outbox/template-overrides.js';
 import { describeDevice } from './device.js';
 import { recordAudit } from '../audit/record.js';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
@@ -42,6 +43,8 @@ export interface AccountDeps extends ReauthDeps {
   appName: string;
   /** DEFAULT_LANGUAGE: the language of emails to an account that has none. */
   defaultLanguage?: Language;
+  /** EMAIL_TEMPLATES_DIR's overrides (config.emailTemplates): each email asks them first. */
+  emailTemplates?: TemplateOverrides | null;
   /** Called after a transaction queued an email, so the sender picks it up at once. */
   onEmailQueued: () => void;
 }
@@ -131,6 +134,7 @@ export async function changePassword(
         firstPassword: false,
         language: user.language,
         defaultLanguage: deps.defaultLanguage,
+        emailTemplates: deps.emailTemplates,
       });
       await queueEmail(tx.outbox, user.email, email, { now: ctx.now, linkExpiresAt: null });
     }
@@ -177,6 +181,7 @@ export async function requestEmailChange(
       lifetimeHours: EMAIL_CHANGE_LIFETIME_MS / 3_600_000,
       language: user.language,
       defaultLanguage: deps.defaultLanguage,
+      emailTemplates: deps.emailTemplates,
     });
     await queueEmail(tx.outbox, input.newEmail, link, { now: ctx.now, linkExpiresAt: expiresAt });
     if (notifyOld && oldEmail !== null) {
@@ -186,6 +191,7 @@ export async function requestEmailChange(
         baseUrl: deps.baseUrl,
         language: user.language,
         defaultLanguage: deps.defaultLanguage,
+        emailTemplates: deps.emailTemplates,
       });
       await queueEmail(tx.outbox, oldEmail, notice, { now: ctx.now, linkExpiresAt: null });
     }
@@ -255,6 +261,7 @@ export async function confirmEmailChange(deps: AccountDeps, token: string, ctx: 
             baseUrl: deps.baseUrl,
             language: user.language,
             defaultLanguage: deps.defaultLanguage,
+            emailTemplates: deps.emailTemplates,
           }),
           {
             now: ctx.now,

@@ -14,6 +14,7 @@ export function emailSignInDeps(
     baseUrl: parts.config.baseUrl,
     appName: parts.config.mail.appName,
     defaultLanguage: parts.config.defaultLanguage,
+    emailTemplates: parts.config.emailTemplates,
     signup: parts.config.emailSignInSignup,
     codeKey: createSignInCodeKey(parts.jwtSecret),
     limits: parts.limits,

@@ -13,6 +13,7 @@
  * failed logins of the address for the login lock, known or not, and answer alike (no oracle).
  */
 import type { Language } from '../i18n/languages.js';
+import type { TemplateOverrides } from '../outbox/template-overrides.js';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { recordAudit } from '../audit/record.js';
 import type { BackgroundTasks } from '../background.js';
@@ -50,6 +51,8 @@ export interface EmailSignInDeps {
   appName: string;
   /** DEFAULT_LANGUAGE: the language of emails to an account that has none. */
   defaultLanguage?: Language;
+  /** EMAIL_TEMPLATES_DIR's overrides (config.emailTemplates): each email asks them first. */
+  emailTemplates?: TemplateOverrides | null;
   /** EMAIL_SIGN_IN_SIGNUP: an unknown address is mailed too, and its first use creates the account. */
   signup: boolean;
   /** HMAC key of the stored codes (`createSignInCodeKey`). */
@@ -137,6 +140,7 @@ export async function requestEmailSignIn(
         // A sign-up by email: the language of the page that asked.
         language: user === null ? ctx.language : user.language,
         defaultLanguage: deps.defaultLanguage,
+        emailTemplates: deps.emailTemplates,
       }),
       {
         now: ctx.now,

@@ -12,6 +12,7 @@ export function verificationDeps(parts: Pick<SharedParts, 'stores' | 'random' | 
     baseUrl: parts.config.baseUrl,
     appName: parts.config.mail.appName,
     defaultLanguage: parts.config.defaultLanguage,
+    emailTemplates: parts.config.emailTemplates,
     onEmailQueued: parts.emailQueued,
     limits: parts.limits,
     // The page shows when and from where the account was created: its `user_created` audit row.

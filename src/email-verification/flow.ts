@@ -7,6 +7,7 @@
  *                           └── 24 h pass ──► expired (refused; row replaced on the next resend)
  */
 import type { Language } from '../i18n/languages.js';
+import type { TemplateOverrides } from '../outbox/template-overrides.js';
 import { recordAudit } from '../audit/record.js';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
@@ -31,6 +32,8 @@ export interface VerificationDeps {
   appName: string;
   /** DEFAULT_LANGUAGE: the language of emails to an account that has none. */
   defaultLanguage?: Language;
+  /** EMAIL_TEMPLATES_DIR's overrides (config.emailTemplates): each email asks them first. */
+  emailTemplates?: TemplateOverrides | null;
   /** Called after a transaction queued an email, so the sender can pick it up at once. */
   onEmailQueued: () => void;
   limits: RateLimits;
@@ -50,7 +53,7 @@ export function verificationUrl(baseUrl: string, token: string): string {
 /** Creates the user's one valid verification token and queues its email, in `stores`' transaction. */
 export async function issueVerificationEmail(
   stores: Pick<Stores, 'verificationTokens' | 'outbox'>,
-  deps: Pick<VerificationDeps, 'random' | 'baseUrl' | 'appName' | 'defaultLanguage'>,
+  deps: Pick<VerificationDeps, 'random' | 'baseUrl' | 'appName' | 'defaultLanguage' | 'emailTemplates'>,
   user: { id: string; email: string; language?: Language | null | undefined },
   now: Date,
 ): Promise<IssuedLink> {
@@ -67,6 +70,7 @@ export async function issueVerificationEmail(
       lifetimeHours: VERIFICATION_TOKEN_LIFETIME_MS / 3_600_000,
       language: user.language,
       defaultLanguage: deps.defaultLanguage,
+      emailTemplates: deps.emailTemplates,
     }),
     { now, linkExpiresAt: expiresAt },
   );

@@ -24,6 +24,7 @@ export const providers = defineCapability({
       stores: parts.stores,
       session: parts.session,
       appName: config.mail.appName,
+      emailTemplates: config.emailTemplates,
       logger: parts.logger,
       onEmailQueued: parts.emailQueued,
       limits: parts.limits,

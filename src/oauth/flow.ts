@@ -56,6 +56,7 @@ import type { RecoveryCodeStore, TotpStore } from '../mfa/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
 import { mayNotify, queueSecurityNotice } from '../outbox/notices.js';
 import { queueEmail } from '../outbox/queue.js';
+import type { TemplateOverrides } from '../outbox/template-overrides.js';
 import { renderAccountSecuredEmail, renderProviderLinkedEmail } from '../outbox/templates.js';
 import { emitEvent, type WebhookEventStore } from '../webhooks/events.js';
 
@@ -104,6 +105,8 @@ export interface OAuthFlowDeps extends OAuthSetup {
   session: SessionDeps;
   /** For the notice emailed when a provider is linked to an existing account, within the owner's allowance (outbox/notices.ts). */
   appName: string;
+  /** EMAIL_TEMPLATES_DIR's overrides (config.emailTemplates): the notices ask them first. */
+  emailTemplates?: TemplateOverrides | null;
   logger: Logger;
   onEmailQueued: () => void;
   /** RATE_LIMIT_OAUTH_CALLBACK, counted per client IP before any other work of the callback. */
@@ -407,10 +410,10 @@ interface LinkOutcome {
 }
 
 /** What linking needs beyond the transaction's stores: where the owner's notice links to. */
-type NoticeSettings = Pick<OAuthFlowDeps, 'appName' | 'baseUrl' | 'limits' | 'logger'>;
+type NoticeSettings = Pick<OAuthFlowDeps, 'appName' | 'emailTemplates' | 'baseUrl' | 'limits' | 'logger'>;
 
 async function linkOrCreateUser(
-  deps: Pick<OAuthFlowDeps, 'stores' | 'appName' | 'baseUrl' | 'limits' | 'logger'>,
+  deps: Pick<OAuthFlowDeps, 'stores' | 'appName' | 'emailTemplates' | 'baseUrl' | 'limits' | 'logger'>,
   envelope: Envelope,
   provider: OAuthProvider,
   profile: ProviderProfile,
@@ -607,6 +610,7 @@ async function endSessionsForNewLink(
         providerName: provider.displayName,
         providerLogin: identity.providerLogin,
         baseUrl: notice.baseUrl,
+        emailTemplates: notice.emailTemplates,
       }),
       { now: ctx.now, linkExpiresAt: null },
     );

@@ -6,6 +6,7 @@
  * dropped with a log line rather than queued, so nobody can flood a mailbox through us.
  */
 import type { Language } from '../i18n/languages.js';
+import type { TemplateOverrides } from './template-overrides.js';
 import type { BackgroundTasks } from '../background.js';
 import { AppError } from '../errors.js';
 import type { RateLimits } from '../limits/rate-limits.js';
@@ -55,6 +56,8 @@ export interface LockNoticeDeps extends NoticeDeps {
   appName: string;
   /** DEFAULT_LANGUAGE: the language of emails to an account that has none. */
   defaultLanguage?: Language;
+  /** EMAIL_TEMPLATES_DIR's overrides (config.emailTemplates): each email asks them first. */
+  emailTemplates?: TemplateOverrides | null;
   baseUrl: string;
   maxFailures: number;
   lockedForMinutes: number;
@@ -87,6 +90,7 @@ export function noticeAccountLocked(
       lockedForMinutes: notices.lockedForMinutes,
       language: user.language,
       defaultLanguage: notices.defaultLanguage,
+      emailTemplates: notices.emailTemplates,
     });
     // The allowance is asked before the transaction (the limiter is not in the database).
     const send = recipient !== null && (await mayNotify(notices, user.id, email.template, now));

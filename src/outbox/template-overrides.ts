@@ -17,7 +17,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import Mustache from 'mustache';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-error.js';
 import { escapeHtml } from '../escape-html.js';
 
 export type TemplatePart = 'subject' | 'text' | 'html';

@@ -12,6 +12,7 @@ import { escapeHtml } from '../escape-html.js';
 import { directionOf, type Language } from '../i18n/languages.js';
 import { translator, type MessageVars, type Translate } from '../i18n/translator.js';
 import type { EmailTemplate } from './outbox.js';
+import type { TemplateOverrides } from './template-overrides.js';
 
 export interface RenderedEmail {
   template: EmailTemplate;
@@ -28,6 +29,8 @@ export interface EmailLanguage {
   language?: Language | null | undefined;
   /** DEFAULT_LANGUAGE; absent: English. */
   defaultLanguage?: Language | undefined;
+  /** EMAIL_TEMPLATES_DIR's overrides (config.emailTemplates), asked first for each part; absent or null: the built-in email. */
+  emailTemplates?: TemplateOverrides | null | undefined;
 }
 
 /**
@@ -54,6 +57,8 @@ export type EmailVariables<K extends EmailKind> = Record<(typeof EMAIL_KINDS)[K]
 
 interface EmailContent {
   template: EmailKind;
+  /** The values the kind offers an override (EMAIL_KINDS), as printed. */
+  vars: Readonly<Record<string, string>>;
   subject: string;
   intro: string[];
   action: string;
@@ -70,7 +75,12 @@ function hoursWords(t: Translate, hours: number): string {
   return t('email.hours', { count: hours });
 }
 
-function render(lang: Language, content: EmailContent): RenderedEmail {
+/** "15 minutes" in the email's language, by the platform's own unit names (an override's `{{lifetime}}`, `{{lockedFor}}`). */
+function minutesWords(lang: Language, minutes: number): string {
+  return new Intl.NumberFormat(lang, { style: 'unit', unit: 'minute', unitDisplay: 'long' }).format(minutes);
+}
+
+function builtIn(lang: Language, content: EmailContent): RenderedEmail {
   const t = translator(lang);
   const hello = t('email.hello');
   const text = [hello, '', ...content.intro, content.url, '', ...content.outro].join('\n');
@@ -89,6 +99,19 @@ ${paragraphs(content.outro)}
   return { template: content.template, language: lang, subject: content.subject, text, html };
 }
 
+/**
+ * The email in `lang`: each part (subject, text, HTML) from its override when EMAIL_TEMPLATES_DIR
+ * has one for this kind and language, else the built-in one. The parts are independent: a team
+ * may replace only the subject, or only the HTML.
+ */
+function render(lang: Language, content: EmailContent, options: EmailLanguage): RenderedEmail {
+  const overrides = options.emailTemplates ?? null;
+  const override = (part: 'subject' | 'text' | 'html'): string | null => overrides?.render(content.template, lang, part, content.vars) ?? null;
+  const subject = override('subject') ?? content.subject;
+  const email = builtIn(lang, { ...content, subject });
+  return { ...email, text: override('text') ?? email.text, html: override('html') ?? email.html };
+}
+
 /** Shorthand: the catalog lookup of an email with its variables. */
 function lookup(lang: Language, vars: MessageVars): (key: string, extra?: MessageVars) => string {
   const t = translator(lang);
@@ -98,14 +121,24 @@ function lookup(lang: Language, vars: MessageVars): (key: string, extra?: Messag
 export function renderVerificationEmail(options: { appName: string; url: string; lifetimeHours: number } & EmailLanguage): RenderedEmail {
   const lang = languageOf(options);
   const t = lookup(lang, { appName: options.appName, lifetime: hoursWords(translator(lang), options.lifetimeHours) });
-  return render(lang, {
-    template: 'email_verification',
-    subject: t('email.verification.subject'),
-    intro: [t('email.verification.intro')],
-    action: t('email.verification.action'),
+  const vars: EmailVariables<'email_verification'> = {
+    appName: options.appName,
     url: options.url,
-    outro: [t('email.linkOnce'), t('email.verification.notYou')],
-  });
+    lifetime: hoursWords(translator(lang), options.lifetimeHours),
+  };
+  return render(
+    lang,
+    {
+      template: 'email_verification',
+      vars,
+      subject: t('email.verification.subject'),
+      intro: [t('email.verification.intro')],
+      action: t('email.verification.action'),
+      url: options.url,
+      outro: [t('email.linkOnce'), t('email.verification.notYou')],
+    },
+    options,
+  );
 }
 
 /** A security notice (ASVS 5.0 6.3.7): a sign-in provider was linked to the account. No secret inside. */
@@ -114,41 +147,69 @@ export function renderProviderLinkedEmail(
 ): RenderedEmail {
   const lang = languageOf(options);
   const t = lookup(lang, { appName: options.appName, providerName: options.providerName, providerLogin: options.providerLogin });
-  return render(lang, {
-    template: 'provider_linked',
-    subject: t('email.providerLinked.subject'),
-    intro: [t('email.providerLinked.what'), t('email.othersSignedOut'), t('email.providerLinked.notYou')],
-    action: t('email.chooseNewPassword'),
+  const vars: EmailVariables<'provider_linked'> = {
+    appName: options.appName,
     url: `${options.baseUrl}/forgot-password`,
-    outro: [t('email.providerLinked.wasYou')],
-  });
+    providerName: options.providerName,
+    providerLogin: options.providerLogin,
+  };
+  return render(
+    lang,
+    {
+      template: 'provider_linked',
+      vars,
+      subject: t('email.providerLinked.subject'),
+      intro: [t('email.providerLinked.what'), t('email.othersSignedOut'), t('email.providerLinked.notYou')],
+      action: t('email.chooseNewPassword'),
+      url: `${options.baseUrl}/forgot-password`,
+      outro: [t('email.providerLinked.wasYou')],
+    },
+    options,
+  );
 }
 
 /** The link and the code carry the same sign-in: either works, once. The code is never in the subject (kept after the body is purged). */
 export function renderEmailSignInEmail(options: { appName: string; url: string; code: string; lifetimeMinutes: number } & EmailLanguage): RenderedEmail {
   const lang = languageOf(options);
   const t = lookup(lang, { appName: options.appName, code: options.code, count: options.lifetimeMinutes });
-  return render(lang, {
-    template: 'email_sign_in',
-    subject: t('email.signIn.subject'),
-    intro: [t('email.signIn.intro'), t('email.signIn.openLink')],
-    action: t('common.signIn'),
+  const vars: EmailVariables<'email_sign_in'> = {
+    appName: options.appName,
     url: options.url,
-    outro: [t('email.signIn.code'), t('email.signIn.expires'), t('email.signIn.notYou')],
-  });
+    code: options.code,
+    lifetime: minutesWords(lang, options.lifetimeMinutes),
+  };
+  return render(
+    lang,
+    {
+      template: 'email_sign_in',
+      vars,
+      subject: t('email.signIn.subject'),
+      intro: [t('email.signIn.intro'), t('email.signIn.openLink')],
+      action: t('common.signIn'),
+      url: options.url,
+      outro: [t('email.signIn.code'), t('email.signIn.expires'), t('email.signIn.notYou')],
+    },
+    options,
+  );
 }
 
 export function renderPasswordResetEmail(options: { appName: string; url: string; lifetimeHours: number } & EmailLanguage): RenderedEmail {
   const lang = languageOf(options);
   const t = lookup(lang, { appName: options.appName, lifetime: hoursWords(translator(lang), options.lifetimeHours) });
-  return render(lang, {
-    template: 'password_reset',
-    subject: t('email.passwordReset.subject'),
-    intro: [t('email.passwordReset.intro'), t('email.passwordReset.openLink')],
-    action: t('email.chooseNewPassword'),
-    url: options.url,
-    outro: [t('email.linkOnce'), t('email.passwordReset.notYou')],
-  });
+  const vars: EmailVariables<'password_reset'> = { appName: options.appName, url: options.url, lifetime: hoursWords(translator(lang), options.lifetimeHours) };
+  return render(
+    lang,
+    {
+      template: 'password_reset',
+      vars,
+      subject: t('email.passwordReset.subject'),
+      intro: [t('email.passwordReset.intro'), t('email.passwordReset.openLink')],
+      action: t('email.chooseNewPassword'),
+      url: options.url,
+      outro: [t('email.linkOnce'), t('email.passwordReset.notYou')],
+    },
+    options,
+  );
 }
 
 /**
@@ -160,18 +221,29 @@ export function renderPasswordChangedEmail(
 ): RenderedEmail {
   const lang = languageOf(options);
   const t = lookup(lang, { appName: options.appName });
-  return render(lang, {
-    template: 'password_changed',
-    subject: options.firstPassword ? t('email.passwordChanged.subjectFirst') : t('email.passwordChanged.subject'),
-    intro: [
-      options.firstPassword ? t('email.passwordChanged.whatFirst') : t('email.passwordChanged.what'),
-      options.how === 'reset' ? t('email.passwordChanged.byReset') : t('email.passwordChanged.bySession'),
-      t('email.othersSignedOut'),
-    ],
-    action: t('email.chooseNewPassword'),
+  const vars: EmailVariables<'password_changed'> = {
+    appName: options.appName,
     url: `${options.baseUrl}/forgot-password`,
-    outro: [t('email.nothingToDo'), t('email.passwordChanged.notYou')],
-  });
+    how: options.how,
+    firstPassword: String(options.firstPassword),
+  };
+  return render(
+    lang,
+    {
+      template: 'password_changed',
+      vars,
+      subject: options.firstPassword ? t('email.passwordChanged.subjectFirst') : t('email.passwordChanged.subject'),
+      intro: [
+        options.firstPassword ? t('email.passwordChanged.whatFirst') : t('email.passwordChanged.what'),
+        options.how === 'reset' ? t('email.passwordChanged.byReset') : t('email.passwordChanged.bySession'),
+        t('email.othersSignedOut'),
+      ],
+      action: t('email.chooseNewPassword'),
+      url: `${options.baseUrl}/forgot-password`,
+      outro: [t('email.nothingToDo'), t('email.passwordChanged.notYou')],
+    },
+    options,
+  );
 }
 
 /** A security notice: failed sign-ins locked the account for a while. Says what happened and that the password still holds. */
@@ -180,56 +252,85 @@ export function renderAccountLockedEmail(
 ): RenderedEmail {
   const lang = languageOf(options);
   const t = lookup(lang, { appName: options.appName, failures: options.failures, count: options.lockedForMinutes });
-  return render(lang, {
-    template: 'account_locked',
-    subject: t('email.accountLocked.subject'),
-    intro: [t('email.accountLocked.what'), t('email.accountLocked.nobody')],
-    action: t('email.chooseNewPassword'),
+  const vars: EmailVariables<'account_locked'> = {
+    appName: options.appName,
     url: `${options.baseUrl}/forgot-password`,
-    outro: [t('email.accountLocked.wasYou'), t('email.accountLocked.notYou')],
-  });
+    failures: String(options.failures),
+    lockedFor: minutesWords(lang, options.lockedForMinutes),
+  };
+  return render(
+    lang,
+    {
+      template: 'account_locked',
+      vars,
+      subject: t('email.accountLocked.subject'),
+      intro: [t('email.accountLocked.what'), t('email.accountLocked.nobody')],
+      action: t('email.chooseNewPassword'),
+      url: `${options.baseUrl}/forgot-password`,
+      outro: [t('email.accountLocked.wasYou'), t('email.accountLocked.notYou')],
+    },
+    options,
+  );
 }
 
 /** The link that moves an account to a new address, sent to that address (in the account's language): following it proves control of it. */
 export function renderEmailChangeEmail(options: { appName: string; url: string; lifetimeHours: number } & EmailLanguage): RenderedEmail {
   const lang = languageOf(options);
   const t = lookup(lang, { appName: options.appName, lifetime: hoursWords(translator(lang), options.lifetimeHours) });
-  return render(lang, {
-    template: 'email_change',
-    subject: t('email.emailChange.subject'),
-    intro: [t('email.emailChange.intro')],
-    action: t('email.emailChange.action'),
-    url: options.url,
-    outro: [t('email.linkOnce'), t('email.emailChange.notYou')],
-  });
+  const vars: EmailVariables<'email_change'> = { appName: options.appName, url: options.url, lifetime: hoursWords(translator(lang), options.lifetimeHours) };
+  return render(
+    lang,
+    {
+      template: 'email_change',
+      vars,
+      subject: t('email.emailChange.subject'),
+      intro: [t('email.emailChange.intro')],
+      action: t('email.emailChange.action'),
+      url: options.url,
+      outro: [t('email.linkOnce'), t('email.emailChange.notYou')],
+    },
+    options,
+  );
 }
 
 /** A security notice to the old address: a change away from it was asked for (it happens only if the new address confirms). */
 export function renderEmailChangeRequestedEmail(options: { appName: string; newEmail: string; baseUrl: string } & EmailLanguage): RenderedEmail {
   const lang = languageOf(options);
   const t = lookup(lang, { appName: options.appName, newEmail: options.newEmail });
-  return render(lang, {
-    template: 'email_change_requested',
-    subject: t('email.emailChangeRequested.subject'),
-    intro: [t('email.emailChangeRequested.what')],
-    action: t('email.chooseNewPassword'),
-    url: `${options.baseUrl}/forgot-password`,
-    outro: [t('email.emailChangeRequested.wasYou'), t('email.emailChangeRequested.notYou')],
-  });
+  const vars: EmailVariables<'email_change_requested'> = { appName: options.appName, url: `${options.baseUrl}/forgot-password`, newEmail: options.newEmail };
+  return render(
+    lang,
+    {
+      template: 'email_change_requested',
+      vars,
+      subject: t('email.emailChangeRequested.subject'),
+      intro: [t('email.emailChangeRequested.what')],
+      action: t('email.chooseNewPassword'),
+      url: `${options.baseUrl}/forgot-password`,
+      outro: [t('email.emailChangeRequested.wasYou'), t('email.emailChangeRequested.notYou')],
+    },
+    options,
+  );
 }
 
 /** A security notice to the old address: the account now uses another one. */
 export function renderEmailChangedEmail(options: { appName: string; newEmail: string; baseUrl: string } & EmailLanguage): RenderedEmail {
   const lang = languageOf(options);
   const t = lookup(lang, { appName: options.appName, newEmail: options.newEmail });
-  return render(lang, {
-    template: 'email_changed',
-    subject: t('email.emailChanged.subject'),
-    intro: [t('email.emailChanged.what')],
-    action: t('email.emailChanged.action'),
-    url: `${options.baseUrl}/login`,
-    outro: [t('email.nothingToDo'), t('email.emailChanged.notYou')],
-  });
+  const vars: EmailVariables<'email_changed'> = { appName: options.appName, url: `${options.baseUrl}/login`, newEmail: options.newEmail };
+  return render(
+    lang,
+    {
+      template: 'email_changed',
+      vars,
+      subject: t('email.emailChanged.subject'),
+      intro: [t('email.emailChanged.what')],
+      action: t('email.emailChanged.action'),
+      url: `${options.baseUrl}/login`,
+      outro: [t('email.nothingToDo'), t('email.emailChanged.notYou')],
+    },
+    options,
+  );
 }
 
 /**
@@ -239,12 +340,18 @@ export function renderEmailChangedEmail(options: { appName: string; newEmail: st
 export function renderAccountSecuredEmail(options: { appName: string; baseUrl: string } & EmailLanguage): RenderedEmail {
   const lang = languageOf(options);
   const t = lookup(lang, { appName: options.appName });
-  return render(lang, {
-    template: 'account_secured',
-    subject: t('email.accountSecured.subject'),
-    intro: [t('email.accountSecured.what'), t('email.accountSecured.why'), t('email.accountSecured.choose')],
-    action: t('email.chooseNewPassword'),
-    url: `${options.baseUrl}/forgot-password`,
-    outro: [t('email.accountSecured.wasYou')],
-  });
+  const vars: EmailVariables<'account_secured'> = { appName: options.appName, url: `${options.baseUrl}/forgot-password` };
+  return render(
+    lang,
+    {
+      template: 'account_secured',
+      vars,
+      subject: t('email.accountSecured.subject'),
+      intro: [t('email.accountSecured.what'), t('email.accountSecured.why'), t('email.accountSecured.choose')],
+      action: t('email.chooseNewPassword'),
+      url: `${options.baseUrl}/forgot-password`,
+      outro: [t('email.accountSecured.wasYou')],
+    },
+    options,
+  );
 }

@@ -24,6 +24,7 @@ export const passwordReset = defineCapability({
             baseUrl: parts.config.baseUrl,
             appName: parts.config.mail.appName,
             defaultLanguage: parts.config.defaultLanguage,
+            emailTemplates: parts.config.emailTemplates,
             hasher: parts.hasher,
             breachCheck: parts.breachCheck,
             tokenHasher: createSecretHasher(parts.hashPool, RESET_TOKEN_BCRYPT_ROUNDS),

@@ -11,6 +11,7 @@
  * unknown email costs the same bcrypt hash of a throwaway secret and the same audit write.
  */
 import type { Language } from '../i18n/languages.js';
+import type { TemplateOverrides } from '../outbox/template-overrides.js';
 import { recordAudit } from '../audit/record.js';
 import { createOneTimeToken, parseOneTimeToken } from '../crypto/one-time-token.js';
 import { badRequest } from '../errors.js';
@@ -40,6 +41,8 @@ export interface ResetDeps {
   appName: string;
   /** DEFAULT_LANGUAGE: the language of emails to an account that has none. */
   defaultLanguage?: Language;
+  /** EMAIL_TEMPLATES_DIR's overrides (config.emailTemplates): each email asks them first. */
+  emailTemplates?: TemplateOverrides | null;
   hasher: PasswordHasher;
   /** PASSWORD_BREACH_CHECK: null when off. */
   breachCheck: BreachCheck | null;
@@ -94,6 +97,7 @@ export async function requestPasswordReset(deps: ResetDeps, email: string, ctx: 
         lifetimeHours: RESET_TOKEN_LIFETIME_MS / 3_600_000,
         language: user.language,
         defaultLanguage: deps.defaultLanguage,
+        emailTemplates: deps.emailTemplates,
       }),
       {
         now: ctx.now,
@@ -133,6 +137,7 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
             firstPassword: owner.passwordHash === null,
             language: owner.language,
             defaultLanguage: deps.defaultLanguage,
+            emailTemplates: deps.emailTemplates,
           }),
         }
       : null;
