@@ -41,8 +41,12 @@ describeEachDialect('store contract', (dialect) => {
       disabledAt: null,
       // A password for an address not proved yet may be someone else's (users/secure-unverified.ts).
       passwordUnproven: true,
+      // No page language was known at creation; setLanguage below remembers one.
+      language: null,
     });
     expect(await stores.users.findUserById(user.id)).toEqual(byEmail);
+    await stores.users.setLanguage(user.id, 'de');
+    expect((await stores.users.findUserById(user.id))?.language).toBe('de');
     // Verified from the signed-in browser, the password is its owner's; from another client it stays unproven.
     await stores.users.markEmailVerified(user.id, { passwordProven: false });
     expect(await stores.users.findUserById(user.id)).toMatchObject({ emailVerified: true, passwordUnproven: true });
