@@ -33,7 +33,7 @@ describe.skipIf(!hasBrowser)('sign-in by email in Chromium', { timeout: 60_000 }
     const email = await newAccount('link');
     const page = await openPage();
     await page.goto('/login?return_to=%2Faccount');
-    await page.fill('#email-link-email', email);
+    await page.fill('#email', email); // /login's one email field: the link and the code send its address
     await page.click('#email-link-form button[type="submit"]');
     expect(await waitForMessage(page, /sign-in link/)).toBe('If this email address can sign in, we sent it a sign-in link and a code.');
     const link = await page.locator('#dev-link-anchor').getAttribute('href');
@@ -55,7 +55,7 @@ describe.skipIf(!hasBrowser)('sign-in by email in Chromium', { timeout: 60_000 }
     const email = await newAccount('code');
     const page = await openPage();
     await page.goto('/login?return_to=%2Fdashboard');
-    await page.fill('#email-link-email', email);
+    await page.fill('#email', email); // /login's one email field: the link and the code send its address
     const [answer] = await Promise.all([page.waitForResponse('**/api/auth/email-sign-in/request'), page.click('#email-link-form button[type="submit"]')]);
     const { code } = (await answer.json()) as { code: string };
     expect(code).toMatch(/^\d{6}$/);

@@ -213,13 +213,18 @@ describeEachDialect('pages', (dialect) => {
     for (const path of ['/register', '/reset-password?token=a.b']) {
       const page = await (await t.request('GET', path)).text();
       expect(page).toContain('autocomplete="new-password"');
-      expect(page).toContain('aria-describedby="password-rules"');
+      // The rules, and the server's reason beside the field when it refuses a common password.
+      expect(page).toContain('aria-describedby="password-problem password-rules"');
+      expect(page).toContain('<p id="password-problem" class="field-problem" data-password-problem="password" hidden></p>');
       for (const rule of ['length', 'upper', 'lower', 'digit', 'special']) expect(page).toContain(`data-rule="${rule}"`);
       expect(page).toContain('8 to 128 characters');
     }
     const login = await (await t.request('GET', '/login')).text();
     expect(login).toContain('autocomplete="current-password"');
-    expect(login).toContain('autocomplete="email"');
+    // One email field for every way in: the email link and its code send the password form's address.
+    expect(login.match(/type="email"/g)).toHaveLength(1);
+    expect(login).toContain('autocomplete="username webauthn"');
+    expect(login).toContain('data-email-from="email"');
   });
 
   test('the script and the stylesheet are served from this origin with their types, nosniff and an ETag', async () => {

@@ -29,7 +29,8 @@ function currentPasswordField(ctx: PageContext, id: string): SafeHtml {
 function newPasswordWithRules(ctx: PageContext): SafeHtml {
   return html`<div class="field">
 <label for="new-password">${ctx.t('common.newPassword')}</label>
-<input id="new-password" name="newPassword" type="password" autocomplete="new-password" required aria-describedby="password-rules" data-check-rules>
+<input id="new-password" name="newPassword" type="password" autocomplete="new-password" required aria-describedby="password-problem password-rules" data-check-rules>
+<p id="password-problem" class="field-problem" data-password-problem="newPassword" hidden></p>
 </div>
 ${passwordRules(ctx)}`;
 }

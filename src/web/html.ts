@@ -87,9 +87,9 @@ export interface LayoutOptions {
 }
 
 /**
- * The message area is always present and keeps its height when empty, so an error appearing
- * never moves the form under the person's pointer; role="alert" makes screen readers announce
- * whatever the script or the server puts in it.
+ * The message area is always present, from the page's start, so role="alert" makes screen readers
+ * announce whatever the script or the server puts in it later. Empty, it takes no room (app.css):
+ * no band under the heading; shown, it sits between the heading and the form.
  */
 export function messageArea(message?: LayoutOptions['message']): SafeHtml {
   const kind = message ? ` message--${message.kind}` : '';

@@ -38,7 +38,8 @@ ${passwordRuleList(ctx).map(
 function newPasswordField(ctx: PageContext, label: string): SafeHtml {
   return html`<div class="field">
 <label for="password">${label}</label>
-<input id="password" name="password" type="password" autocomplete="new-password" required aria-describedby="password-rules" data-check-rules>
+<input id="password" name="password" type="password" autocomplete="new-password" required aria-describedby="password-problem password-rules" data-check-rules>
+<p id="password-problem" class="field-problem" data-password-problem="password" hidden></p>
 <div class="show-password"><input id="show-password" type="checkbox" data-show-password="password"><label for="show-password">${ctx.t('common.showPassword')}</label></div>
 </div>
 ${passwordRules(ctx)}`;
@@ -60,6 +61,13 @@ export interface LoginPageOptions {
   secondFactor?: boolean;
 }
 
+/**
+ * One email field for every way in: the password form's (in #first-factor). The other ways
+ * (#other-ways: by email, passkey, providers) follow it, and hide with it for the code step. The
+ * sign-in link and the code from its email send that same address (their forms carry it in a
+ * hidden input, which app.js fills from `data-email-from` when they are sent), so a person types
+ * their address once, whichever way they choose; the passkey needs no address at all.
+ */
 export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): string {
   return renderLayout({
     title: ctx.t('common.signIn'),
@@ -80,6 +88,9 @@ export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): st
 </div>
 <button type="submit" class="primary" data-busy-text="${ctx.t('common.signingIn')}">${ctx.t('common.signIn')}</button>
 </form>
+</div>
+<div id="other-ways"${options.secondFactor ? html` hidden` : null}>
+${emailSignIn(ctx, options.returnTo)}
 <div id="passkey-login" class="passkey-login" hidden>
 <p class="or">${ctx.t('login.or')}</p>
 <p><button type="button" id="passkey-button" class="secondary" data-return-to="${options.returnTo}" data-busy-text="${ctx.t('common.waitingForPasskey')}">${ctx.t('login.passkey')}</button></p>
@@ -95,30 +106,6 @@ ${options.providers.map(
 )}</div>`
 }
 </div>
-<section id="by-email" class="by-email" aria-labelledby="by-email-title"${options.secondFactor ? html` hidden` : null}>
-<h2 id="by-email-title">${ctx.t('login.byEmailTitle')}</h2>
-<form id="email-link-form" method="post" action="/login" novalidate data-api="/api/auth/email-sign-in/request">
-<input type="hidden" name="return_to" value="${options.returnTo}">
-<div class="field">
-<label for="email-link-email">${ctx.t('common.emailAddress')}</label>
-<input id="email-link-email" name="email" type="email" autocomplete="email" inputmode="email" required>
-</div>
-<button type="submit" class="secondary" data-busy-text="${ctx.t('common.sending')}">${ctx.t('login.emailLink')}</button>
-</form>
-${devLinkArea(ctx)}
-<form id="email-code-form" method="post" action="/login" novalidate data-api="/api/auth/email-sign-in/verify" data-return-to="${options.returnTo}">
-<p>${ctx.t('login.codeIntro')}</p>
-<div class="field">
-<label for="email-code-email">${ctx.t('common.emailAddress')}</label>
-<input id="email-code-email" name="email" type="email" autocomplete="email" inputmode="email" required>
-</div>
-<div class="field">
-<label for="email-code">${ctx.t('login.codeLabel')}</label>
-<input id="email-code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" autocapitalize="off" spellcheck="false" maxlength="20" required>
-</div>
-<button type="submit" class="secondary" data-busy-text="${ctx.t('common.checking')}">${ctx.t('login.codeSubmit')}</button>
-</form>
-</section>
 <form id="mfa-form" method="post" action="/login" novalidate data-api="/api/auth/2fa/verify" data-return-to="${options.returnTo}"${options.secondFactor ? null : html` hidden`}>
 <p>${ctx.t('login.mfaIntro')}</p>
 <div class="field">
@@ -132,6 +119,30 @@ ${devLinkArea(ctx)}
 <p>${ctx.t('login.newHere')} <a href="/register">${ctx.t('register.title')}</a></p>
 </nav>`,
   });
+}
+
+/** Sign-in by email with the address typed above: the link, and the code of its email (folded away until the link is sent). */
+function emailSignIn(ctx: PageContext, returnTo: string): SafeHtml {
+  return html`<section id="by-email" class="by-email" aria-labelledby="by-email-title">
+<p class="or" id="by-email-title">${ctx.t('login.byEmailTitle')}</p>
+<form id="email-link-form" method="post" action="/login" novalidate data-api="/api/auth/email-sign-in/request" data-email-from="email">
+<input type="hidden" name="return_to" value="${returnTo}">
+<input type="hidden" id="email-link-email" name="email">
+<button type="submit" class="secondary" data-busy-text="${ctx.t('common.sending')}">${ctx.t('login.emailLink')}</button>
+</form>
+${devLinkArea(ctx)}
+<details id="email-code-step">
+<summary>${ctx.t('login.codeIntro')}</summary>
+<form id="email-code-form" method="post" action="/login" novalidate data-api="/api/auth/email-sign-in/verify" data-return-to="${returnTo}" data-email-from="email">
+<input type="hidden" id="email-code-email" name="email">
+<div class="field">
+<label for="email-code">${ctx.t('login.codeLabel')}</label>
+<input id="email-code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" autocapitalize="off" spellcheck="false" maxlength="20" required>
+</div>
+<button type="submit" class="secondary" data-busy-text="${ctx.t('common.checking')}">${ctx.t('login.codeSubmit')}</button>
+</form>
+</details>
+</section>`;
 }
 
 export function renderRegisterPage(ctx: PageContext, options: { returnTo: string }): string {

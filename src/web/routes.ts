@@ -35,6 +35,7 @@ import {
   type PageContext,
 } from './pages.js';
 import { addDocsRoutes, docsRouteDocs } from './docs-page.js';
+import { notFoundPages, renderNotFoundPage } from './not-found-page.js';
 import { serveStaticAsset, staticAsset, type StaticAsset } from './static-asset.js';
 
 /**
@@ -221,6 +222,8 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   // The forms post with fetch; a post that arrives here means the script did not run.
   app.on('POST', [...PAGE_PATHS], (c) => c.html(renderNoScriptPage(ctxOf(c)), 400));
   addDocsRoutes(app, { httpsBaseUrl: deps.config.httpsBaseUrl });
+  // Last: a browser asking for an address no route serves gets the 404 page (not-found-page.ts).
+  app.use('*', notFoundPages((c) => renderNotFoundPage(ctxOf(c)), pageHeaders));
 
   return app;
 }

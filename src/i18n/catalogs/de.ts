@@ -222,6 +222,8 @@ export const de: Readonly<Record<string, string>> = {
   'noScript.message':
     'Dieses Formular wird per JavaScript gesendet, das nicht ausgeführt wurde. Aktivieren Sie JavaScript, gehen Sie zurück und versuchen Sie es erneut.',
   'noScript.title': 'JavaScript erforderlich',
+  'notFound.intro': 'Unter dieser Adresse gibt es keine Seite. Prüfen Sie die Adresse, oder machen Sie mit einem der Links unten weiter.',
+  'notFound.title': 'Seite nicht gefunden',
   'register.busy': 'Konto wird erstellt …',
   'register.haveAccount': 'Sie haben bereits ein Konto?',
   'register.submit': 'Konto erstellen',
@@ -235,6 +237,7 @@ export const de: Readonly<Record<string, string>> = {
   'rules.special': 'ein Sonderzeichen, z. B. ! ? - oder ein Leerzeichen',
   'rules.title': 'Ihr Passwort braucht:',
   'rules.upper': 'einen Großbuchstaben',
+  'script.account.browserOn': '{{browser}} unter {{os}}',
   'script.account.codesReady': 'Neue Wiederherstellungscodes sind bereit; die alten funktionieren nicht mehr.',
   'script.account.deleted': 'Ihr Konto wurde gelöscht. Auf Wiedersehen!',
   'script.account.emailChanged': 'Ihre E-Mail-Adresse wurde geändert und bestätigt.',
@@ -274,6 +277,9 @@ export const de: Readonly<Record<string, string>> = {
   'script.account.unlinked': 'Verknüpfung getrennt. Sie können sich nicht mehr mit {{provider}} anmelden.',
   'script.check.emailInvalid': 'Geben Sie eine gültige E-Mail-Adresse ein, z. B. name@example.com.',
   'script.check.emailMissing': 'Geben Sie Ihre E-Mail-Adresse ein.',
+  'script.check.passwordBreached':
+    'Dieses Passwort ist in einem Datenleck aufgetaucht: Angreifer probieren solche Passwörter zuerst aus. Wählen Sie ein anderes.',
+  'script.check.passwordCommon': 'Dieses Passwort ist zu verbreitet: Angreifer probieren solche Passwörter zuerst aus. Wählen Sie ein anderes.',
   'script.check.passwordMissing': 'Geben Sie Ihr Passwort ein.',
   'script.check.passwordRules': 'Das Passwort erfüllt noch nicht alle darunter aufgeführten Regeln.',
   'script.dev.confirmationLink': 'Bestätigungslink öffnen',

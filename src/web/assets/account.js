@@ -123,6 +123,27 @@
     if (text !== null) showMessage('error', text);
   }
 
+  /**
+   * A new password the server refused as too common or breached: the page's words beside the
+   * field (the server's issue texts are English and fixed; app.js hides it again on typing).
+   */
+  function showPasswordProblem(form, body) {
+    var box = form.querySelector('[data-password-problem]');
+    var issues = body && Array.isArray(body.issues) ? body.issues : [];
+    if (!box) return;
+    var text = null;
+    issues.forEach(function (issue) {
+      if (text || String(issue.path).split('.')[0] !== box.getAttribute('data-password-problem')) return;
+      if (/^is too common\b/.test(String(issue.message))) text = msg('script.check.passwordCommon');
+      else if (/^has appeared in a data breach\b/.test(String(issue.message))) text = msg('script.check.passwordBreached');
+    });
+    if (!text) return;
+    box.textContent = text;
+    box.hidden = false;
+    var field = form.querySelector('[name="' + box.getAttribute('data-password-problem') + '"]');
+    if (field) field.setAttribute('aria-invalid', 'true');
+  }
+
   function networkFailure() {
     showMessage('error', msg('script.error.network'));
   }
@@ -168,6 +189,12 @@
 
   // --- Sessions ---
   var sessionList = document.getElementById('session-list');
+
+  /** "Chrome on Linux" from the names the server read in the user-agent string; the browser alone without a system; never the raw string. */
+  function deviceWords(session) {
+    if (!session.browser) return msg('script.account.unknownBrowser');
+    return session.os ? msg('script.account.browserOn', { browser: session.browser, os: session.os }) : session.browser;
+  }
   function loadSessions() {
     if (!sessionList) return Promise.resolve();
     return call('GET', '/api/auth/sessions').then(function (result) {
@@ -175,10 +202,9 @@
       fill(
         sessionList,
         result.body.sessions.map(function (session) {
+          var device = deviceWords(session);
           var lines = [
-            session.current
-              ? msg('script.account.thisBrowser', { browser: session.userAgent || msg('script.account.unknownBrowser') })
-              : session.userAgent || msg('script.account.unknownBrowser'),
+            session.current ? msg('script.account.thisBrowser', { browser: device }) : device,
             msg('script.account.sessionFrom', { ip: session.ip || msg('script.account.unknownAddress'), when: formatTime(session.createdAt) }),
             msg('script.account.lastSeen', { when: formatTime(session.lastSeenAt) }),
           ];
@@ -368,6 +394,7 @@
         .then(function (result) {
           if (result.response.ok) return onSuccess[form.id](form, result.body);
           fail(result);
+          showPasswordProblem(form, result.body);
         }, networkFailure)
         .finally(function () {
           setBusy(form, false);

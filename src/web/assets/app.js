@@ -180,10 +180,53 @@
     return allMet;
   }
 
+  /**
+   * Refusals of a new password that no rule above can show as the person types: too common, or
+   * found in a breach (the server checks its list). The server's issue texts are English and fixed
+   * (credentials/common-passwords.ts, breach-check.ts); the page shows its own words beside the field.
+   */
+  var PASSWORD_PROBLEMS = [
+    {
+      pattern: /^is too common\b/,
+      text: function () {
+        return msg('script.check.passwordCommon');
+      },
+    },
+    {
+      pattern: /^has appeared in a data breach\b/,
+      text: function () {
+        return msg('script.check.passwordBreached');
+      },
+    },
+  ];
+
+  function showPasswordProblem(form, issues) {
+    var box = form.querySelector('[data-password-problem]');
+    if (!box) return;
+    var found = null;
+    issues.forEach(function (issue) {
+      if (found || String(issue.path).split('.')[0] !== box.getAttribute('data-password-problem')) return;
+      PASSWORD_PROBLEMS.forEach(function (problem) {
+        if (!found && problem.pattern.test(String(issue.message))) found = problem;
+      });
+    });
+    if (!found) return;
+    box.textContent = found.text();
+    box.hidden = false;
+  }
+
+  function clearPasswordProblem(input) {
+    var box = input.form && input.form.querySelector('[data-password-problem]');
+    if (!box) return;
+    box.hidden = true;
+    box.textContent = '';
+  }
+
   document.querySelectorAll('input[data-check-rules]').forEach(function (input) {
     input.addEventListener('input', function () {
       checkRules(input.value);
       input.removeAttribute('aria-invalid');
+      clearPasswordProblem(input);
     });
     checkRules(input.value);
   });
@@ -204,9 +247,25 @@
     return data;
   }
 
+  /**
+   * The field a form's address is typed in: its own, or, with data-email-from, the page's one
+   * email field (on /login, the sign-in link and the code send the address typed for the password).
+   */
+  function emailFieldOf(form) {
+    var source = form.getAttribute('data-email-from');
+    return source ? document.getElementById(source) : form.querySelector('input[name="email"]');
+  }
+
+  /** Copies the shared email field's address into the form's hidden one before it is read. */
+  function takeSharedEmail(form) {
+    var source = form.getAttribute('data-email-from') && emailFieldOf(form);
+    var own = form.querySelector('input[name="email"]');
+    if (source && own) own.value = source.value;
+  }
+
   /** Checks what the browser can check; returns the problem in words, or null. */
   function checkBeforeSending(form, data) {
-    var email = form.querySelector('input[name="email"]');
+    var email = emailFieldOf(form);
     if (email && data.email.trim() === '') return { field: email, text: msg('script.check.emailMissing') };
     if (email && !email.checkValidity()) return { field: email, text: msg('script.check.emailInvalid') };
     var password = form.querySelector('input[name="password"]');
@@ -232,13 +291,19 @@
     }
   }
 
+  /** /login's first step: the password form and the other ways in, hidden together for the code step. */
+  function showFirstFactor(visible) {
+    ['first-factor', 'other-ways'].forEach(function (id) {
+      var element = document.getElementById(id);
+      if (element) element.hidden = !visible;
+    });
+  }
+
   var onSuccess = {
     login: function (form, body) {
       if (body && body.mfaRequired) {
         // The first factor was right; the account asks for a code too (the challenge is in a cookie).
-        document.getElementById('first-factor').hidden = true;
-        var byEmail = document.getElementById('by-email');
-        if (byEmail) byEmail.hidden = true;
+        showFirstFactor(false);
         var mfaForm = document.getElementById('mfa-form');
         mfaForm.hidden = false;
         document.getElementById('mfa-code').focus();
@@ -249,9 +314,11 @@
     'email-link-form': function (form, body) {
       showMessage('success', serverText(body && body.message, '', msg('script.success.emailLinkSent')));
       showDevLink('/email-sign-in', body && body.token, msg('script.dev.signInLink'));
-      // The code goes with the same address: fill it in and wait for the code.
+      // The code goes with the same address: unfold its step and wait for the code.
       var codeEmail = document.getElementById('email-code-email');
       if (codeEmail) codeEmail.value = fieldsOf(form).email;
+      var codeStep = document.getElementById('email-code-step');
+      if (codeStep) codeStep.open = true;
       var code = document.getElementById('email-code');
       if (code) code.focus();
     },
@@ -319,6 +386,7 @@
     form.addEventListener('submit', function (event) {
       event.preventDefault();
       if (form.getAttribute('aria-busy') === 'true') return;
+      takeSharedEmail(form);
       var data = fieldsOf(form);
       var problem = checkBeforeSending(form, data);
       form.querySelectorAll('[aria-invalid]').forEach(function (el) {
@@ -348,7 +416,7 @@
           if (result.response.status === 401 && form.id === 'mfa-form' && result.body && result.body.error === 'not_authenticated') {
             // The challenge expired or was used: back to the password.
             form.hidden = true;
-            document.getElementById('first-factor').hidden = false;
+            showFirstFactor(true);
             showMessage('error', msg('script.error.stepExpired'));
             return;
           }
@@ -358,6 +426,7 @@
           }
           showMessage('error', describeFailure(result.response, result.body, form));
           var issues = result.body && Array.isArray(result.body.issues) ? result.body.issues : [];
+          showPasswordProblem(form, issues);
           issues.forEach(function (issue) {
             var field = form.querySelector('[name="' + String(issue.path).split('.')[0] + '"]');
             if (field && field.type !== 'hidden') field.setAttribute('aria-invalid', 'true');
