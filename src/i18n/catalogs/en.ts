@@ -332,7 +332,7 @@ export const en: Readonly<Record<string, string>> = {
   'script.wait.seconds_other': '{{count}} seconds',
   'script.wait.unknown': 'a few minutes',
   'verify.created': 'This account was created on {{when}}.',
-  'verify.createdFromAgent': 'This account was created on {{when}}, from with “{{agent}}”.',
+  'verify.createdFromAgent': 'This account was created on {{when}}, with “{{agent}}”.',
   'verify.createdFromBoth': 'This account was created on {{when}}, from the address {{ip}}, with “{{agent}}”.',
   'verify.createdFromIp': 'This account was created on {{when}}, from the address {{ip}}.',
   'verify.declineSubmit': 'Yes, delete this account',
