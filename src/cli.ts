@@ -17,6 +17,7 @@ import { migrateToLatest, openDatabase } from './db/connect.js';
 import { createStores } from './db/stores.js';
 import { BackupRefused, backupDatabase } from './backup.js';
 import { AppError } from './errors.js';
+import { mailPreview } from './outbox/preview.js';
 import { createSmtpMailer } from './outbox/smtp-mailer.js';
 import { formatOutboxTable, runMailWorker } from './outbox/worker.js';
 import { withPersistedDevEncryptionKey, withPersistedDevSecret } from './dev-secret.js';
@@ -38,6 +39,7 @@ const USAGE = [
   '  doctor         check this environment for production: one line per finding with its fix; exit 1 on a problem',
   '  backup FILE    copy the SQLite database into FILE while the server runs (SQLite online backup; needs only DATABASE_URL)',
   '  mail [--once]  send queued emails over SMTP_URL until stopped (--once: send what is due, then exit)',
+  '  mail preview <kind> [--lang L] [--html] | --list  print one email with sample values, overrides applied (no SMTP, no database)',
   '  outbox [--limit N]  list queued, sent and dead emails (never their links)',
   ...[...CAPABILITY_COMMANDS.values()].map((command) => `  ${command.summary}`),
 ].join('\n');
@@ -193,6 +195,7 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig(process.env);
   const capabilityCommand = CAPABILITY_COMMANDS.get(command);
   if (capabilityCommand !== undefined) await capabilityCommand.run(config, argv.slice(1));
+  else if (command === 'mail' && argv[1] === 'preview') process.stdout.write(mailPreview(config, argv.slice(2)));
   else if (command === 'mail') await mailCommand(config, envFile, argv.includes('--once'));
   else if (command === 'outbox') {
     const limitAt = argv.indexOf('--limit');
