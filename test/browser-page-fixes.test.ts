@@ -144,6 +144,14 @@ describe.skipIf(!hasBrowser)('page layout fixes in Chromium', { timeout: 60_000 
     await page.goto('/account?lang=de');
     await page.waitForSelector('#session-list .item--current');
     expect(await page.locator('#session-list .item--current').textContent()).toContain('Chrome unter Linux');
+
+    // The password change says a common password's refusal beside its field too.
+    await page.fill('#password-current', E2E_PASSWORD);
+    await page.fill('#new-password', 'Password123!');
+    await page.click('#password-form button[type="submit"]');
+    await page.waitForSelector('#password-form #password-problem:visible');
+    expect(await page.locator('#password-problem').textContent()).toMatch(/zu verbreitet/);
+    expect(await page.getAttribute('#new-password', 'aria-invalid')).toBe('true');
   });
 
   test('an address with no page: the 404 page, in the layout and the language', async () => {
