@@ -140,6 +140,8 @@ describeEachDialect('Provider sign-in into an existing account', (dialect: Diale
     expect(await t.gatehouse.stores.accounts.listUserAccounts(userId)).toEqual([]);
     for (const cookie of sessions) expect(await sessionStatus(cookie)).toBe(200);
 
+    // The owner reads German: the notice comes in the account's language.
+    await t.gatehouse.stores.users.setLanguage(userId, 'de');
     // The right code: linked now, the other sessions end, the owner is told, the new session stands.
     const right = await t.request('POST', '/api/auth/2fa/verify', { cookie: challenge, json: { code: totp(secret, now()) } });
     expect(right.status).toBe(200);
@@ -157,7 +159,7 @@ describeEachDialect('Provider sign-in into an existing account', (dialect: Diale
       userId,
       metadata: { provider: 'github', providerLogin: 'two-factor', afterSecondFactor: true, sessionsRevoked: 2, ownerNotified: true },
     });
-    expect(await delivered(email, 'was linked')).toHaveLength(1);
+    expect(await delivered(email, 'mit einer Anmeldung über GitHub verknüpft')).toHaveLength(1);
     // The password is the owner's (verified from their own browser): it stays.
     expect((await login(email, STRONG_PASSWORD)).status).toBe(200);
 

@@ -25,6 +25,7 @@ export const providers = defineCapability({
       session: parts.session,
       appName: config.mail.appName,
       emailTemplates: config.emailTemplates,
+      defaultLanguage: config.defaultLanguage,
       logger: parts.logger,
       onEmailQueued: parts.emailQueued,
       limits: parts.limits,

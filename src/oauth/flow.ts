@@ -56,6 +56,7 @@ import type { RecoveryCodeStore, TotpStore } from '../mfa/store.js';
 import type { PasskeyStore } from '../passkeys/store.js';
 import { mayNotify, queueSecurityNotice } from '../outbox/notices.js';
 import { queueEmail } from '../outbox/queue.js';
+import type { Language } from '../i18n/languages.js';
 import type { TemplateOverrides } from '../outbox/template-overrides.js';
 import { renderAccountSecuredEmail, renderProviderLinkedEmail } from '../outbox/templates.js';
 import { emitEvent, type WebhookEventStore } from '../webhooks/events.js';
@@ -107,6 +108,8 @@ export interface OAuthFlowDeps extends OAuthSetup {
   appName: string;
   /** EMAIL_TEMPLATES_DIR's overrides (config.emailTemplates): the notices ask them first. */
   emailTemplates?: TemplateOverrides | null;
+  /** DEFAULT_LANGUAGE: the notice's language when the owner's account has none. */
+  defaultLanguage?: Language;
   logger: Logger;
   onEmailQueued: () => void;
   /** RATE_LIMIT_OAUTH_CALLBACK, counted per client IP before any other work of the callback. */
@@ -410,7 +413,7 @@ interface LinkOutcome {
 }
 
 /** What linking needs beyond the transaction's stores: where the owner's notice links to. */
-type NoticeSettings = Pick<OAuthFlowDeps, 'appName' | 'emailTemplates' | 'baseUrl' | 'limits' | 'logger'>;
+type NoticeSettings = Pick<OAuthFlowDeps, 'appName' | 'emailTemplates' | 'defaultLanguage' | 'baseUrl' | 'limits' | 'logger'>;
 
 async function linkOrCreateUser(
   deps: Pick<OAuthFlowDeps, 'stores' | 'appName' | 'emailTemplates' | 'baseUrl' | 'limits' | 'logger'>,
@@ -602,10 +605,14 @@ async function endSessionsForNewLink(
   const sessionsRevoked = revokedIds.length;
   const ownerNotified = await mayNotify(notice, ownerId, 'provider_linked', ctx.now);
   if (ownerNotified) {
+    // In the owner's language, as every other email to them.
+    const owner = await tx.users.findUserById(ownerId);
     await queueEmail(
       tx.outbox,
       email,
       renderProviderLinkedEmail({
+        language: owner?.language ?? null,
+        ...(notice.defaultLanguage === undefined ? {} : { defaultLanguage: notice.defaultLanguage }),
         appName: notice.appName,
         providerName: provider.displayName,
         providerLogin: identity.providerLogin,
