@@ -70,7 +70,9 @@ describe.skipIf(!hasBrowser)('passkeys in Chromium with a virtual authenticator'
     await devLink.waitFor({ state: 'visible' });
     await devLink.click();
     await page.waitForURL('**/verify-email');
-    expect(await page.textContent('#registration')).toMatch(/^This account was created on \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC, from the address /);
+    expect(await page.textContent('#registration')).toMatch(
+      /^This account was created on [A-Z][a-z]+ \d{1,2}, \d{4} at \d{1,2}:\d{2} [AP]M UTC, from the address /,
+    );
     await page.click('button[type="submit"]');
     await waitForMessage(page, /verified/);
 

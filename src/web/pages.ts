@@ -222,9 +222,9 @@ export function maskEmail(email: string): string {
 /** When and from where an account was registered, in words the owner can check against their own memory. */
 function registrationWords(ctx: PageContext, link: VerificationLinkDescription): string {
   const { t } = ctx;
-  // ISO date and time in UTC, said so: unambiguous in every language, and the server does not
+  // The date and time as the page's language writes them, in UTC and said so: the server does not
   // know the reader's time zone. The catalog message places it (`{{when}}`).
-  const when = `${link.createdAt.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const when = `${new Intl.DateTimeFormat(ctx.lang, { dateStyle: 'long', timeStyle: 'short', timeZone: 'UTC' }).format(link.createdAt)} UTC`;
   const ip = link.createdFrom?.ip ?? null;
   const agent = link.createdFrom?.userAgent?.slice(0, 120) ?? null;
   if (ip !== null && agent !== null) return t('verify.createdFromBoth', { when, ip, agent });
