@@ -302,7 +302,7 @@ export function renderDashboardPage(ctx: PageContext, options: { user: PublicUse
     ctx,
     body: html`<dl class="account">
 <dt>${ctx.t('dashboard.signedInAs')}</dt>
-<dd id="account-email">${user.email ?? ctx.t('dashboard.noEmail')}</dd>
+<dd id="account-email" dir="auto">${user.email ?? ctx.t('dashboard.noEmail')}</dd>
 <dt>${ctx.t('common.emailAddress')}</dt>
 <dd><span id="verification-status" class="status status--${user.emailVerified ? 'verified' : 'unverified'}">${user.email === null ? ctx.t('dashboard.noneToVerify') : user.emailVerified ? ctx.t('dashboard.verified') : ctx.t('dashboard.notVerified')}</span></dd>
 </dl>
