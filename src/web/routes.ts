@@ -223,7 +223,10 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   app.on('POST', [...PAGE_PATHS], (c) => c.html(renderNoScriptPage(ctxOf(c)), 400));
   addDocsRoutes(app, { httpsBaseUrl: deps.config.httpsBaseUrl });
   // Last: a browser asking for an address no route serves gets the 404 page (not-found-page.ts).
-  app.use('*', notFoundPages((c) => renderNotFoundPage(ctxOf(c)), pageHeaders));
+  app.use(
+    '*',
+    notFoundPages((c) => renderNotFoundPage(ctxOf(c)), pageHeaders),
+  );
 
   return app;
 }
