@@ -153,7 +153,7 @@ describeEachDialect('pages', (dialect) => {
   test('GET /dashboard shows who is signed in and whether the email is verified; a revoked session is sent to sign in', async () => {
     const { cookie, verificationToken } = await registerUser(t, 'dash@example.com');
     const before = await (await t.request('GET', '/dashboard', { cookie })).text();
-    expect(before).toContain('<dd id="account-email">dash@example.com</dd>');
+    expect(before).toContain('<dd id="account-email" dir="auto">dash@example.com</dd>');
     expect(before).toContain('<span id="verification-status" class="status status--unverified">Not verified yet</span>');
     expect(before).toContain('data-api="/api/auth/resend-verification"');
 

@@ -50,32 +50,12 @@
     window.location.assign('/login?return_to=' + encodeURIComponent('/account'));
   }
 
-  // --- Messages: the page's catalog texts (the JSON data block app.js reads too) ---
-  var lang = document.documentElement.lang || 'en';
-  var MESSAGES = (function () {
-    var block = document.getElementById('page-messages');
-    try {
-      return block ? JSON.parse(block.textContent || '{}') : {};
-    } catch {
-      return {};
-    }
-  })();
-
-  /** The catalog text of `key` with its {{name}} slots filled; `count` also picks the plural form. */
-  function msg(key, vars) {
-    var text = MESSAGES[key];
-    if (vars && typeof vars.count === 'number') text = MESSAGES[key + '_' + new Intl.PluralRules(lang).select(vars.count)] || MESSAGES[key + '_other'];
-    if (typeof text !== 'string') return key;
-    return text.replace(/\{\{(\w+)\}\}/g, function (_, name) {
-      return vars && name in vars ? String(vars[name]) : '';
-    });
-  }
-
-  /** A server's text: its own words in English; otherwise the catalog's text for its code where translated. */
-  function serverText(serverMessage, code) {
-    if (lang !== 'en' && code && MESSAGES['error.' + code]) return MESSAGES['error.' + code];
-    return serverMessage;
-  }
+  // --- Messages: the page's catalog texts, read once by app.js (which runs first) ---
+  var messages = window.gatehouseMessages;
+  var lang = messages.lang;
+  var MESSAGES = messages.texts;
+  var msg = messages.msg;
+  var serverText = messages.serverText;
 
   var FIELD_NAMES = {
     newPassword: msg('script.field.newPassword'),

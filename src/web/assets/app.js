@@ -56,6 +56,10 @@
     return serverMessage;
   }
 
+  // The same reader for the page's other scripts (account.js, passkeys.js), which run after this
+  // one (deferred scripts run in order): one copy of the messages and of how a text is chosen.
+  window.gatehouseMessages = { lang: lang, texts: MESSAGES, msg: msg, serverText: serverText };
+
   function showMessage(kind, text) {
     if (!messageBox) return;
     messageBox.classList.remove('message--error', 'message--success');
