@@ -4,6 +4,7 @@
  * brings its own routes (src/capabilities.ts lists them, in the order they are mounted).
  */
 import { getCookie } from 'hono/cookie';
+import type { Language } from './i18n/languages.js';
 import { LANGUAGE_COOKIE, requestLanguage } from './i18n/negotiate.js';
 import { randomUUID } from 'node:crypto';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
@@ -151,6 +152,9 @@ function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'cl
     const requestId = randomUUID();
     startAnswer(c, { 'X-Request-Id': requestId, ...securityHeaderRecord });
     warnIgnoredForwardedFor?.(c);
+    // The language is read only by the flows that remember it (a sign-up, a sign-in from a page):
+    // parsed on first use, so the session check, which never asks, parses no cookie for it.
+    let language: Language | null | undefined;
     c.set('requestContext', {
       ip: resolveClientIp({
         remoteAddress: c.env?.remoteAddress,
@@ -160,8 +164,10 @@ function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'cl
       userAgent: c.req.header('user-agent')?.slice(0, MAX_USER_AGENT_CHARS) ?? null,
       now: clock.now(),
       requestId,
-      // Header and cookie parsing only, no store: the session check pays nothing for it.
-      language: requestLanguage({ cookie: getCookie(c, LANGUAGE_COOKIE), acceptLanguage: c.req.header('accept-language') }),
+      get language() {
+        if (language === undefined) language = requestLanguage({ cookie: getCookie(c, LANGUAGE_COOKIE), acceptLanguage: c.req.header('accept-language') });
+        return language;
+      },
     });
     origins.refuseCrossSite(c);
     await next();
