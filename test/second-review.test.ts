@@ -151,7 +151,7 @@ describeEachDialect('second security review: sign-in paths', (dialect) => {
     // The verify page tells the owner when and from where the account was created.
     const page = await (await t.request('GET', `/verify-email?token=${encodeURIComponent(verifyToken)}`)).text();
     expect(page).toContain(SQUATTER_IP);
-    expect(page).toContain('2026-11-22 12:00 UTC');
+    expect(page).toContain('November 22, 2026 at 12:00 PM UTC');
 
     expect((await t.request('POST', '/api/auth/verify-email', { json: { token: verifyToken } })).status).toBe(200);
     expect((await sessionOf(squatterCookie)).status).toBe(401);
