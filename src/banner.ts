@@ -6,7 +6,6 @@
  * variable is read here, and the database and SMTP addresses lose their user, password and query.
  */
 import path from 'node:path';
-import type { StartFacts } from './capability.js';
 import type { Config } from './config.js';
 import { GITHUB_SIGN_IN_VARIABLES } from './oauth/settings.js';
 import { passkeyAddressProblem } from './passkeys/relying-party.js';
@@ -190,31 +189,7 @@ function limitsLine(config: Readonly<Config>): BannerLine {
  * to; the "listening on" line is what bench/lib.mjs and the tests wait for), while BASE_URL is
  * the address to open: the only origin whose pages may sign in (docs/http-api.md).
  */
-/**
- * Webhooks: how many endpoints, and who delivers. `facts` are read from the database at start
- * (gatehouse.startFacts()); without them (a test of the banner alone) no line.
- */
-export function webhookLine(config: Readonly<Config>, facts: StartFacts): BannerLine | null {
-  const total = facts['webhookEndpoints'];
-  const enabled = facts['webhookEndpointsEnabled'] ?? 0;
-  if (total === undefined) return null;
-  const delivery = config.webhooks.delivery;
-  const details = { capability: 'webhooks', endpoints: total, enabled, delivery };
-  if (config.encryptionKeys.length === 0 && config.generatedEncryptionKey === null) {
-    return {
-      level: total > 0 ? 'warn' : 'info',
-      message: 'Webhooks are off: set ENCRYPTION_KEY_BASE64 to register endpoints and sign deliveries',
-      details: { ...details, state: 'off' },
-    };
-  }
-  if (total === 0) {
-    return { level: 'info', message: "Webhooks: no endpoint registered (gatehouse webhooks create --url URL --event '*')", details };
-  }
-  const who = delivery === 'server' ? 'delivered by this server' : 'delivered only by `gatehouse webhooks worker` (WEBHOOK_DELIVERY=worker)';
-  return { level: 'info', message: `Webhooks: ${total} endpoint${total === 1 ? '' : 's'} (${enabled} enabled), ${who}`, details };
-}
-
-export function startBanner(config: Readonly<Config>, listeningUrl: string, startupMs: number, facts: StartFacts = {}): BannerLine[] {
+export function startBanner(config: Readonly<Config>, listeningUrl: string, startupMs: number): BannerLine[] {
   const base = config.baseUrl;
   const lines: BannerLine[] = [
     {
@@ -242,7 +217,5 @@ export function startBanner(config: Readonly<Config>, listeningUrl: string, star
   if (passkeys !== null) lines.push(passkeys);
   const metrics = metricsLine(config);
   if (metrics !== null) lines.push(metrics);
-  const webhooks = webhookLine(config, facts);
-  if (webhooks !== null) lines.push(webhooks);
   return lines;
 }

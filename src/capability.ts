@@ -8,6 +8,7 @@
  * "How to add a capability").
  */
 import type { Hono } from 'hono';
+import type { BannerLine } from './banner.js';
 import type { AppEnv } from './http/env.js';
 import type { RouteDocGroup } from './http/route-docs.js';
 import type { SharedParts } from './parts.js';
@@ -30,8 +31,11 @@ export interface BuiltCapability {
   sweep?: (now: Date) => Promise<SweepReport>;
   /** Work off the request path (webhook delivery): `gatehouse serve` starts it, `close` stops it. */
   worker?: CapabilityWorker;
-  /** What the start banner reports from the database (how many webhook endpoints), by name. */
-  facts?: () => Promise<StartFacts>;
+  /**
+   * Lines this capability adds to the start banner from what it reads at start (the webhooks'
+   * endpoint count): the configuration alone is the banner's own (banner.ts).
+   */
+  startLines?: () => Promise<readonly BannerLine[]>;
 }
 
 export interface CapabilityWorker {
@@ -42,8 +46,6 @@ export interface CapabilityWorker {
   /** Starts nothing new; waits for the work in flight. */
   stop(): Promise<void>;
 }
-
-export type StartFacts = Readonly<Record<string, number>>;
 
 /** How many rows each part of one sweep deleted, by name (`sessions`, `auditEvents`, …). */
 export type SweepReport = Readonly<Record<string, number>>;

@@ -89,12 +89,13 @@ async function serveCommand(config: Readonly<Config>, envFile: EnvFileOutcome): 
   process.once('SIGINT', () => shutdown('SIGINT'));
   warnIfDatabaseIsShared(config, logger);
   // The running configuration: with PORT=0 and no BASE_URL, it names the port actually bound.
-  // Counts read from the database (webhook endpoints); a failure here costs the line, not the start.
-  const facts = await running.gatehouse.startFacts().catch((error: unknown) => {
-    logger.warn({ err: error }, 'could not read the start facts (webhook endpoints)');
-    return {};
+  // Then the capabilities' lines read from the database (webhook endpoints): a failure there costs
+  // those lines, not the start.
+  const capabilityLines = await running.gatehouse.startLines().catch((error: unknown) => {
+    logger.warn({ err: error }, 'could not read the start banner lines of the capabilities (webhook endpoints)');
+    return [];
   });
-  for (const line of startBanner(running.gatehouse.config, running.url, Date.now() - started, facts)) {
+  for (const line of [...startBanner(running.gatehouse.config, running.url, Date.now() - started), ...capabilityLines]) {
     logger[line.level]({ [START_DETAILS_KEY]: line.details }, line.message);
   }
 }

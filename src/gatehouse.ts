@@ -6,7 +6,8 @@
 import type { Hono } from 'hono';
 import { createApp } from './app.js';
 import { CAPABILITIES } from './capabilities.js';
-import type { BuiltCapability, StartFacts, SweepReport } from './capability.js';
+import { builtCapabilities, capabilityWork, type BuiltCapabilities, type CapabilityWork } from './built-capabilities.js';
+import type { SweepReport } from './capability.js';
 import type { Config } from './config.js';
 import type { LoginLock } from './limits/login-lock.js';
 import type { AppEnv, ConnectionInfo } from './http/env.js';
@@ -20,7 +21,8 @@ export type { GatehouseOptions } from './parts.js';
 export type { Readiness } from './readiness.js';
 export type { GatehouseSession } from './session/request-session.js';
 
-export interface Gatehouse {
+/** Beside requests and sessions: the capabilities' work off the request path (built-capabilities.ts). */
+export interface Gatehouse extends CapabilityWork {
   readonly config: Readonly<Config>;
   /** Storage verbs, for operators' tooling and tests; the HTTP API never needs them. */
   readonly stores: Stores;
@@ -32,18 +34,6 @@ export interface Gatehouse {
   getSession(request: Request): Promise<GatehouseSession | null>;
   /** Sends the queued emails that are due now, and drops expired links; for workers and tests. */
   deliverQueuedEmails(): Promise<DeliveryReport>;
-  /**
-   * Sends the webhook deliveries that are due now (until none is), and waits; for tests. With
-   * WEBHOOK_DELIVERY=worker (or no ENCRYPTION_KEY_BASE64) this process delivers nothing: all zero.
-   */
-  deliverWebhooks(): Promise<Readonly<Record<string, number>>>;
-  /**
-   * Starts the work done off the request path: webhook delivery, polling every second.
-   * `gatehouse serve` calls it; a host of the library calls it in the processes that should deliver.
-   */
-  startWorkers(): void;
-  /** What the start banner reports from the database (webhook endpoints), by name. */
-  startFacts(): Promise<StartFacts>;
   /**
    * Deletes what expired as of `now` (default: the clock) — audit rows past AUDIT_RETENTION_DAYS,
    * spent one-time sign-ins, and each capability's own (sessions, tokens, …) — after writing the
@@ -75,7 +65,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
   const built = CAPABILITIES.map((capability) => capability.build(parts));
   const readiness = createReadinessCheck(parts.database, infrastructure.limiterBackend, parts.logger);
   const app = createApp({ parts, scrapeLimits: infrastructure.scrapeLimits, readiness, routes: built.flatMap((each) => each.routes) });
-  const gatehouse = assemble(parts, infrastructure, built, app, readiness);
+  const gatehouse = assemble(parts, infrastructure, builtCapabilities(built), app, readiness);
   appOfGatehouse.set(gatehouse, app);
   return gatehouse;
 }
@@ -84,7 +74,7 @@ export async function createGatehouse(config: Readonly<Config>, options: Gatehou
 function assemble(
   parts: SharedParts,
   infrastructure: Infrastructure,
-  built: readonly BuiltCapability[],
+  built: BuiltCapabilities,
   app: Hono<AppEnv>,
   readiness: () => Promise<Readiness>,
 ): Gatehouse {
@@ -103,15 +93,7 @@ function assemble(
       await background.settle();
       return emailPump.drain();
     },
-    deliverWebhooks: async () => {
-      await background.settle();
-      const reports = await Promise.all(built.map(async (capability) => (await capability.worker?.drain()) ?? {}));
-      return Object.assign({}, ...reports) as Record<string, number>;
-    },
-    startWorkers: () => {
-      for (const capability of built) capability.worker?.start();
-    },
-    startFacts: async () => Object.assign({}, ...(await Promise.all(built.map(async (capability) => (await capability.facts?.()) ?? {})))) as StartFacts,
+    ...capabilityWork(built, background),
     async sweep(now = clock.now()) {
       await refusals.flushEnded(now);
       return sweepExpired(parts, built, now);
@@ -124,7 +106,7 @@ function assemble(
         // The counts of windows not yet over are written now, or they would be lost.
         await refusals.flushAll();
         await emailPump.stop();
-        for (const capability of built) await capability.worker?.stop();
+        await built.stopWorkers();
         await infrastructure.mailer?.close?.();
         await parts.hashPool.close();
         await infrastructure.limiterBackend.close();
@@ -139,18 +121,13 @@ function assemble(
  * Bounded growth: the shared parts' expired rows (audit rows past AUDIT_RETENTION_DAYS, expired
  * records of spent one-time sign-ins), then each capability's, in the list's order.
  */
-async function sweepExpired(
-  parts: Pick<SharedParts, 'stores' | 'consumedSignIns' | 'config'>,
-  built: readonly BuiltCapability[],
-  now: Date,
-): Promise<SweepReport> {
+async function sweepExpired(parts: Pick<SharedParts, 'stores' | 'consumedSignIns' | 'config'>, built: BuiltCapabilities, now: Date): Promise<SweepReport> {
   const auditCutoff = new Date(now.getTime() - parts.config.auditRetentionDays * DAY_MS);
   const report: Record<string, number> = {
     auditEvents: await parts.stores.audit.deleteEventsBefore(auditCutoff),
     consumedSignIns: await parts.consumedSignIns.deleteExpiredSignIns(now),
   };
-  for (const capability of built) if (capability.sweep !== undefined) Object.assign(report, await capability.sweep(now));
-  return report;
+  return { ...report, ...(await built.sweep(now)) };
 }
 
 /**

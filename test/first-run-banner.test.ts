@@ -1,6 +1,7 @@
 /** The start banner as a pure function of the configuration: what each line says, and that no secret is in any. */
 import { describe, expect, test } from 'vitest';
 import { describeServerAddress, startBanner, type BannerLine } from '../src/banner.js';
+import { webhookLine } from '../src/webhooks/banner.js';
 import { loadConfig } from '../src/config.js';
 
 const LISTENING = /listening on (http:\/\/[^\s"]+)/;
@@ -201,9 +202,12 @@ describe('describeServerAddress()', () => {
   });
 
   test('webhooks: the endpoint count read at start and who delivers; none without the facts; off without a key', () => {
-    const webhookLineOf = (env: Record<string, string>, facts: Record<string, number>) =>
-      startBanner(loadConfig(env), 'http://127.0.0.1:1', 1, facts).find((line) => line.message.startsWith('Webhooks'));
-    expect(webhookLineOf({ ENCRYPTION_KEY_BASE64: KEY }, {})).toBeUndefined();
+    // The configuration's banner has no webhook line: the capability adds it from the database.
+    expect(
+      startBanner(loadConfig({ ENCRYPTION_KEY_BASE64: KEY }), 'http://127.0.0.1:1', 1).find((line) => line.message.startsWith('Webhooks')),
+    ).toBeUndefined();
+    const webhookLineOf = (env: Record<string, string>, facts: { webhookEndpoints: number; webhookEndpointsEnabled: number }) =>
+      webhookLine(loadConfig(env), { total: facts.webhookEndpoints, enabled: facts.webhookEndpointsEnabled });
     expect(webhookLineOf({ ENCRYPTION_KEY_BASE64: KEY }, { webhookEndpoints: 0, webhookEndpointsEnabled: 0 })?.message).toContain('no endpoint registered');
     const two = webhookLineOf({ ENCRYPTION_KEY_BASE64: KEY }, { webhookEndpoints: 2, webhookEndpointsEnabled: 1 });
     expect(two?.message).toBe('Webhooks: 2 endpoints (1 enabled), delivered by this server');

@@ -10,6 +10,7 @@ import { createEnvelope } from '../crypto/envelope.js';
 import { createWebhookDeliveryStore } from '../db/webhook-delivery-store.js';
 import { createWebhookEndpointStore } from '../db/webhook-endpoint-store.js';
 import type { SharedParts } from '../parts.js';
+import { webhookLine } from './banner.js';
 import { WEBHOOK_COMMANDS } from './cli.js';
 import { auditEndpointDisabled, type WebhookAdminDeps } from './flow.js';
 import { createWebhookRoutes, webhookRouteDocs } from './routes.js';
@@ -62,10 +63,7 @@ export const webhooks = defineCapability({
       routes,
       sweep: async (now) => ({ webhookEvents: await deliveries.sweepWebhookEvents(now, EVENT_RETENTION_MS) }),
       ...(delivering === null ? {} : { worker: { start: () => delivering.start(), drain: () => delivering.drain(), stop: () => delivering.stop() } }),
-      facts: async () => {
-        const counts = await endpoints.countEndpoints();
-        return { webhookEndpoints: counts.total, webhookEndpointsEnabled: counts.enabled };
-      },
+      startLines: async () => [webhookLine(config, await endpoints.countEndpoints())],
     };
   },
 });

@@ -1,0 +1,68 @@
+/**
+ * @module What the gatehouse does with the built capabilities besides mounting their routes
+ * (app.ts): start, drain and stop their work off the request path, gather their start banner
+ * lines, run their sweeps. The gatehouse calls these without knowing which capability does what.
+ */
+import type { BackgroundTasks } from './background.js';
+import type { BannerLine } from './banner.js';
+import type { BuiltCapability, SweepReport } from './capability.js';
+
+/** The members of the Gatehouse that run the capabilities' work off the request path. */
+export interface CapabilityWork {
+  /**
+   * Does the work that is due now (webhook deliveries, until none is), and waits; for tests. With
+   * WEBHOOK_DELIVERY=worker (or no ENCRYPTION_KEY_BASE64) this process delivers nothing: all zero.
+   */
+  deliverWebhooks(): Promise<Readonly<Record<string, number>>>;
+  /**
+   * Starts it (webhook delivery, polling every second). `gatehouse serve` calls it; a host of the
+   * library calls it in the processes that should deliver.
+   */
+  startWorkers(): void;
+  /** The lines the capabilities add to the start banner from the database (webhook endpoints). */
+  startLines(): Promise<BannerLine[]>;
+}
+
+/** The Gatehouse's members over `built`: work still running off a response path finishes first. */
+export function capabilityWork(built: BuiltCapabilities, background: Pick<BackgroundTasks, 'settle'>): CapabilityWork {
+  return {
+    deliverWebhooks: async () => {
+      await background.settle();
+      return built.drainWorkers();
+    },
+    startWorkers: built.startWorkers,
+    startLines: built.startLines,
+  };
+}
+
+export interface BuiltCapabilities {
+  /** Starts every capability's worker (webhook delivery polls every second). */
+  startWorkers(): void;
+  /** Runs every worker until nothing is due, and waits; the counts of all, by name. */
+  drainWorkers(): Promise<Readonly<Record<string, number>>>;
+  /** Starts nothing new; waits for the work in flight. */
+  stopWorkers(): Promise<void>;
+  /** The lines the capabilities add to the start banner, in the list's order. */
+  startLines(): Promise<BannerLine[]>;
+  /** Each capability's sweep, in the list's order; their counts in one report. */
+  sweep(now: Date): Promise<SweepReport>;
+}
+
+export function builtCapabilities(built: readonly BuiltCapability[]): BuiltCapabilities {
+  const workers = built.flatMap((capability) => (capability.worker === undefined ? [] : [capability.worker]));
+  return {
+    startWorkers: () => {
+      for (const worker of workers) worker.start();
+    },
+    drainWorkers: async () => Object.assign({}, ...(await Promise.all(workers.map((worker) => worker.drain())))) as Record<string, number>,
+    stopWorkers: async () => {
+      for (const worker of workers) await worker.stop();
+    },
+    startLines: async () => (await Promise.all(built.map(async (capability) => (await capability.startLines?.()) ?? []))).flat(),
+    async sweep(now) {
+      const report: Record<string, number> = {};
+      for (const capability of built) if (capability.sweep !== undefined) Object.assign(report, await capability.sweep(now));
+      return report;
+    },
+  };
+}
