@@ -130,6 +130,18 @@ describeEachDialect('webhooks over the admin API', (dialect) => {
     expect(message!.body).not.toContain(STRONG_PASSWORD);
   });
 
+  test("the audit trail keeps a receiver URL's origin, not a token in its path or query", async () => {
+    const { webhook } = await create(['*'], `${receiver.url}/T0/receiver-path-token?key=receiver-query-token`);
+    await admin('PATCH', `/webhooks/${webhook.id}`, { description: 'crm' });
+    await admin('DELETE', `/webhooks/${webhook.id}`);
+    const audit = await sql<{ metadata: string }>`select metadata from audit_events where event_type like 'webhook_%'`.execute(t.database.kysely);
+    expect(audit.rows).toHaveLength(3);
+    const text = JSON.stringify(audit.rows);
+    expect(text).toContain(new URL(receiver.url).origin);
+    expect(text).not.toContain('receiver-path-token');
+    expect(text).not.toContain('receiver-query-token');
+  });
+
   test('bad requests: unknown events, "*" with others, URLs that are not http(s) or carry credentials, unknown ids', async () => {
     expect(await errorOf(await admin('POST', '/webhooks', { url: receiver.url, events: ['user.nope'] }))).toEqual([400, 'validation_error']);
     expect(await errorOf(await admin('POST', '/webhooks', { url: receiver.url, events: ['*', 'user.created'] }))).toEqual([400, 'validation_error']);

@@ -52,6 +52,18 @@ function checkUrl(deps: Pick<WebhookAdminDeps, 'settings'>, url: string): void {
   if (problem !== null) throw badRequest('invalid_webhook_url', `The webhook URL is refused: ${problem}.`);
 }
 
+/**
+ * What the audit trail keeps of a receiver's URL: its origin. A path or query may carry the
+ * receiver's own token (`/hooks/T0/B0/secret`, `?key=…`), and audit rows outlive the endpoint.
+ */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return '(not a URL)';
+  }
+}
+
 async function audit(
   deps: Pick<WebhookAdminDeps, 'stores'>,
   operator: Operator | 'system',
@@ -93,7 +105,7 @@ export async function createWebhook(deps: WebhookAdminDeps, input: EndpointInput
     updatedAt: operator.now,
   };
   await deps.endpoints.createEndpoint(webhook, sealWebhookSecret(envelope, id, secret));
-  await audit(deps, operator, 'webhook_created', { webhookId: id, url: input.url, events: input.events.join(',') }, operator.now);
+  await audit(deps, operator, 'webhook_created', { webhookId: id, origin: originOf(input.url), events: input.events.join(',') }, operator.now);
   return { webhook, secret };
 }
 
@@ -107,14 +119,14 @@ export async function updateWebhook(
   const webhook = await deps.endpoints.updateEndpoint(id, changes, operator.now);
   if (webhook === null) throw notFound(NO_SUCH_WEBHOOK);
   const changed = Object.keys(changes).sort().join(',');
-  await audit(deps, operator, 'webhook_updated', { webhookId: id, url: webhook.url, changed, enabled: webhook.enabled }, operator.now);
+  await audit(deps, operator, 'webhook_updated', { webhookId: id, origin: originOf(webhook.url), changed, enabled: webhook.enabled }, operator.now);
   return { webhook };
 }
 
 export async function deleteWebhook(deps: WebhookAdminDeps, id: string, operator: Operator): Promise<{ deleted: true }> {
   const webhook = await findWebhook(deps, id);
   if (!(await deps.endpoints.deleteEndpoint(id))) throw notFound(NO_SUCH_WEBHOOK);
-  await audit(deps, operator, 'webhook_deleted', { webhookId: id, url: webhook.url }, operator.now);
+  await audit(deps, operator, 'webhook_deleted', { webhookId: id, origin: originOf(webhook.url) }, operator.now);
   return { deleted: true };
 }
 
@@ -172,5 +184,11 @@ export async function retryWebhookDelivery(deps: WebhookAdminDeps, id: string, d
 /** The worker disabled an endpoint that failed for 5 days: the operators' trail says so. */
 export async function auditEndpointDisabled(deps: Pick<WebhookAdminDeps, 'stores' | 'endpoints'>, endpointId: string, now: Date): Promise<void> {
   const webhook = await deps.endpoints.findEndpoint(endpointId);
-  await audit(deps, 'system', 'webhook_disabled', { webhookId: endpointId, url: webhook?.url ?? null, reason: 'failing for 5 days' }, now);
+  await audit(
+    deps,
+    'system',
+    'webhook_disabled',
+    { webhookId: endpointId, origin: webhook === null ? null : originOf(webhook.url), reason: 'failing for 5 days' },
+    now,
+  );
 }
