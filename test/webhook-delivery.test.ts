@@ -15,6 +15,7 @@ import { migrateToLatest, openDatabase, type DatabaseHandle } from '../src/db/co
 import { createWebhookDeliveryStore, queryWebhookBacklog, type WebhookDeliveryStoreWithDispatch } from '../src/db/webhook-delivery-store.js';
 import { createWebhookEventStore } from '../src/db/webhook-event-store.js';
 import { createLogger } from '../src/logger.js';
+import { createWebhookMetrics } from '../src/webhooks/metrics.js';
 import { createMetrics } from '../src/metrics/metrics.js';
 import { buildEvent, type WebhookEvent } from '../src/webhooks/events.js';
 import { sealWebhookSecret } from '../src/webhooks/secret.js';
@@ -567,9 +568,11 @@ describeEachDialect('webhook delivery', (dialect) => {
     await addEvent('user-2');
     expect(await queryWebhookBacklog(database.kysely, clock.now())).toEqual({ count: 2, oldestCreatedAt: clock.now() });
     const metrics = createMetrics({ token: null, db: database.kysely, hashPool: () => ({ queued: 0, running: 0 }), logger });
-    metrics.recorder.webhookDelivery('delivered');
-    metrics.recorder.webhookDelivery('retry');
-    metrics.recorder.webhookDelivery('retry');
+    const webhookMetrics = createWebhookMetrics(database.kysely, logger);
+    metrics.extend(webhookMetrics);
+    webhookMetrics.webhookDelivery('delivered');
+    webhookMetrics.webhookDelivery('retry');
+    webhookMetrics.webhookDelivery('retry');
     const { text } = await metrics.scrape();
     expect(text).toContain('gatehouse_webhook_deliveries_total{result="delivered"} 1');
     expect(text).toContain('gatehouse_webhook_deliveries_total{result="retry"} 2');

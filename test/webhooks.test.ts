@@ -142,6 +142,18 @@ describeEachDialect('webhooks over the admin API', (dialect) => {
     expect(text).not.toContain('receiver-query-token');
   });
 
+  test("GET /metrics carries the capability's metrics: attempts by result and the backlog", async () => {
+    const { webhook } = await create();
+    receiver.status.code = 503;
+    await admin('POST', `/webhooks/${webhook.id}/test`);
+    await t.gatehouse.deliverWebhooks();
+    const text = await (await t.request('GET', '/metrics')).text();
+    expect(text).toContain('gatehouse_webhook_deliveries_total{result="retry"} 1');
+    expect(text).toContain('gatehouse_webhook_deliveries_total{result="delivered"} 0');
+    // The backlog gauge is read at scrape time from the deliveries table.
+    expect(text).toMatch(/^gatehouse_webhook_backlog_deliveries \d+$/m);
+  });
+
   test('bad requests: unknown events, "*" with others, URLs that are not http(s) or carry credentials, unknown ids', async () => {
     expect(await errorOf(await admin('POST', '/webhooks', { url: receiver.url, events: ['user.nope'] }))).toEqual([400, 'validation_error']);
     expect(await errorOf(await admin('POST', '/webhooks', { url: receiver.url, events: ['*', 'user.created'] }))).toEqual([400, 'validation_error']);

@@ -7,13 +7,16 @@ import type { Database } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { createOutboxBacklogQuery } from './outbox-backlog.js';
 import { createMetricsRecorder, type MetricsRecorder } from './recorder.js';
-import { createScraper, type MetricsExposition } from './registry.js';
-import { createWebhookBacklogQuery } from './webhook-backlog.js';
+import { createScraper, type MetricsExposition, type MetricsExtension } from './registry.js';
+
+export type { MetricsExtension, PromClient } from './registry.js';
 
 export interface Metrics {
   recorder: MetricsRecorder;
   token: string | null;
   scrape: () => Promise<MetricsExposition>;
+  /** Adds a capability's own metrics (src/webhooks/metrics.ts); called while capabilities are built. */
+  extend(extension: MetricsExtension): void;
 }
 
 export function createMetrics(deps: {
@@ -23,14 +26,16 @@ export function createMetrics(deps: {
   logger: Logger;
 }): Metrics {
   const recorder = createMetricsRecorder();
+  const extensions: MetricsExtension[] = [];
   return {
+    extend: (extension) => void extensions.push(extension),
     recorder,
     token: deps.token,
     scrape: createScraper({
       recorder,
       hashPool: deps.hashPool,
       outboxBacklog: createOutboxBacklogQuery(deps.db),
-      webhookBacklog: createWebhookBacklogQuery(deps.db),
+      extensions,
       logger: deps.logger,
     }),
   };

@@ -37,14 +37,11 @@ export interface MetricsRecorder {
   /** A login lock started (a failure reached LOCKOUT_MAX_FAILURES for an email, an IP or a device). */
   lockStarted(): void;
   rateLimitRefused(name: RateLimitName): void;
-  /** A recorded webhook attempt's result: delivered, retry (tried again later) or failed (gave up). */
-  webhookDelivery(result: 'delivered' | 'retry' | 'failed'): void;
   /** Read by the scrape: every series seen so far. */
   readonly requests: () => Iterable<RequestSeries>;
   readonly logins: ReadonlyMap<string, { result: LoginResult; method: string; count: number }>;
   readonly refusals: ReadonlyMap<RateLimitName, number>;
   readonly locksStarted: () => number;
-  readonly webhookDeliveries: ReadonlyMap<string, number>;
 }
 
 /** Audit methods are our own words (`password`, `email_code`, `password+totp`, `oauth`); anything else is `other`. */
@@ -57,7 +54,6 @@ export function createMetricsRecorder(): MetricsRecorder {
   const all: RequestSeries[] = [];
   const logins = new Map<string, { result: LoginResult; method: string; count: number }>();
   const refusals = new Map<RateLimitName, number>();
-  const webhookDeliveries = new Map<string, number>();
   let locks = 0;
   const bounds = LATENCY_BUCKETS_SECONDS;
 
@@ -97,13 +93,9 @@ export function createMetricsRecorder(): MetricsRecorder {
     rateLimitRefused(name) {
       refusals.set(name, (refusals.get(name) ?? 0) + 1);
     },
-    webhookDelivery(result) {
-      webhookDeliveries.set(result, (webhookDeliveries.get(result) ?? 0) + 1);
-    },
     requests: () => all,
     logins,
     refusals,
     locksStarted: () => locks,
-    webhookDeliveries,
   };
 }

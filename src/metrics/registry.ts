@@ -8,7 +8,6 @@
 import type { Metric, MetricObjectWithValues, MetricType, MetricValueWithName, Registry } from 'prom-client';
 import type { Logger } from '../logger.js';
 import { LATENCY_BUCKETS_SECONDS, type MetricsRecorder } from './recorder.js';
-import type { WebhookBacklog } from './webhook-backlog.js';
 
 export interface ScrapeSources {
   recorder: MetricsRecorder;
@@ -16,9 +15,17 @@ export interface ScrapeSources {
   hashPool: () => { queued: number; running: number };
   /** Outbox rows by status, from one grouped query; rejects on failure or timeout. */
   outboxBacklog: () => Promise<ReadonlyMap<string, number>>;
-  /** Due webhook deliveries and the oldest one's age; rejects on failure or timeout. */
-  webhookBacklog: () => Promise<WebhookBacklog>;
+  /** The capabilities' own metrics (webhooks), added while they are built, before any scrape. */
+  extensions: readonly MetricsExtension[];
   logger: Logger;
+}
+
+/** Metrics a capability brings to /metrics (src/webhooks/metrics.ts): the registry knows none by name. */
+export interface MetricsExtension {
+  /** Registers its metrics on the registry, which the first scrape builds. */
+  register(prom: PromClient, registry: Registry): void;
+  /** At the start of each scrape, before collecting: one read shared by several gauges. */
+  beforeScrape?(): void;
 }
 
 export interface MetricsExposition {
@@ -35,8 +42,7 @@ type OutboxCount = Promise<ReadonlyMap<string, number> | null>;
 export function createScraper(sources: ScrapeSources): () => Promise<MetricsExposition> {
   let registry: Promise<Registry> | null = null;
   let outboxCount: OutboxCount = Promise.resolve(null);
-  let webhookBacklog: Promise<WebhookBacklog | null> = Promise.resolve(null);
-  const scrapeState = { outboxCount: () => outboxCount, webhookBacklog: () => webhookBacklog };
+  const scrapeState = { outboxCount: () => outboxCount };
   return async () => {
     registry ??= buildRegistry(sources, scrapeState);
     const built = await registry;
@@ -44,18 +50,12 @@ export function createScraper(sources: ScrapeSources): () => Promise<MetricsExpo
       sources.logger.warn({ err: error }, 'metrics: the outbox could not be counted');
       return null;
     });
-    webhookBacklog = sources.webhookBacklog().catch((error: unknown) => {
-      sources.logger.warn({ err: error }, 'metrics: the webhook backlog could not be read');
-      return null;
-    });
+    for (const extension of sources.extensions) extension.beforeScrape?.();
     return { contentType: built.contentType, text: await built.metrics() };
   };
 }
 
-async function buildRegistry(
-  sources: ScrapeSources,
-  scrape: { outboxCount: () => OutboxCount; webhookBacklog: () => Promise<WebhookBacklog | null> },
-): Promise<Registry> {
+async function buildRegistry(sources: ScrapeSources, scrape: { outboxCount: () => OutboxCount }): Promise<Registry> {
   const prom = (await import('prom-client')).default;
   const registry = new prom.Registry();
   prom.collectDefaultMetrics({ register: registry });
@@ -64,12 +64,12 @@ async function buildRegistry(
   registerSignInMetrics(prom, registry, sources.recorder);
   registerHashPoolGauges(prom, registry, sources.hashPool);
   registerOutboxGauges(prom, registry, scrape.outboxCount);
-  registerWebhookMetrics(prom, registry, sources.recorder, scrape.webhookBacklog);
+  for (const extension of sources.extensions) extension.register(prom, registry);
   return registry;
 }
 
 /** prom-client itself, loaded by the first scrape (see the module comment). */
-type PromClient = typeof import('prom-client');
+export type PromClient = typeof import('prom-client');
 
 function registerRequestMetrics(prom: PromClient, registry: Registry, recorder: MetricsRecorder): void {
   new prom.Counter({
@@ -157,40 +157,6 @@ function registerOutboxGauges(prom: PromClient, registry: Registry, outboxCount:
       const counts = await outboxCount();
       if (counts === null) return;
       for (const status of new Set([...OUTBOX_STATUSES, ...counts.keys()])) this.set({ status }, counts.get(status) ?? 0);
-    },
-  });
-}
-
-/** Webhook attempts by result, counted by the worker; the backlog read by this scrape (absent when the query failed). */
-function registerWebhookMetrics(prom: PromClient, registry: Registry, recorder: MetricsRecorder, backlog: () => Promise<WebhookBacklog | null>): void {
-  new prom.Counter({
-    name: 'gatehouse_webhook_deliveries_total',
-    help: 'Webhook attempts this process recorded, by result: delivered (2xx), retry (failed, tried again later), failed (the last attempt failed).',
-    labelNames: ['result'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const result of ['delivered', 'retry', 'failed']) this.inc({ result }, recorder.webhookDeliveries.get(result) ?? 0);
-    },
-  });
-  new prom.Gauge({
-    name: 'gatehouse_webhook_backlog_age_seconds',
-    help: 'Age of the oldest webhook delivery that is due and not yet delivered (0 when none): growing means the worker is behind or stopped.',
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const read = await backlog();
-      if (read !== null) this.set(read.oldestAgeSeconds);
-    },
-  });
-  new prom.Gauge({
-    name: 'gatehouse_webhook_backlog_deliveries',
-    help: 'Webhook deliveries that are due and not yet delivered.',
-    registers: [registry],
-    async collect() {
-      this.reset();
-      const read = await backlog();
-      if (read !== null) this.set(read.count);
     },
   });
 }

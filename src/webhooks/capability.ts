@@ -13,6 +13,7 @@ import type { SharedParts } from '../parts.js';
 import { webhookLine } from './banner.js';
 import { WEBHOOK_COMMANDS } from './cli.js';
 import { auditEndpointDisabled, type WebhookAdminDeps } from './flow.js';
+import { createWebhookMetrics } from './metrics.js';
 import { createWebhookRoutes, webhookRouteDocs } from './routes.js';
 import { EVENT_RETENTION_MS, createWebhookDispatcher } from './worker.js';
 
@@ -28,6 +29,8 @@ export const webhooks = defineCapability({
     const envelope = keys.length > 0 ? createEnvelope(keys) : null;
     const endpoints = createWebhookEndpointStore(parts.database.kysely);
     const deliveries = createWebhookDeliveryStore(parts.database.kysely, parts.database.dialect);
+    const metrics = createWebhookMetrics(parts.database.kysely, parts.logger);
+    parts.metrics.extend(metrics);
     const dispatcher =
       envelope === null
         ? null
@@ -41,7 +44,7 @@ export const webhooks = defineCapability({
               requireHttps: config.webhooks.requireHttps,
               allowPrivateNetworks: config.webhooks.allowPrivateNetworks,
             },
-            metrics: parts.metrics.recorder,
+            metrics,
             onEndpointDisabled: (endpointId, now) => auditEndpointDisabled({ stores: parts.stores, endpoints }, endpointId, now),
           });
     const delivering = dispatcher !== null && config.webhooks.delivery === 'server' ? dispatcher : null;

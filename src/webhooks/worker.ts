@@ -41,7 +41,7 @@ export interface WebhookDispatcherDeps {
   clock: Clock;
   logger: Logger;
   send: SendSettings;
-  /** Counts each recorded attempt's result (metrics/recorder.ts `webhookDelivery`). */
+  /** Counts each recorded attempt's result (webhooks/metrics.ts). */
   metrics?: { webhookDelivery(result: DeliveryResult): void };
   /** An attempt's failure disabled the endpoint (5 days failing): audit it. */
   onEndpointDisabled(endpointId: string, now: Date): Promise<void>;
