@@ -85,7 +85,8 @@ async function withDatabase(
   }
 }
 
-const operatorNow = (): Operator => ({ actor: 'cli', ip: null, userAgent: null, now: systemClock.now() });
+// The user agent the other commands' audit rows carry (admin/cli.ts), so one filter finds them all.
+const operatorNow = (): Operator => ({ actor: 'cli', ip: null, userAgent: 'gatehouse-cli', now: systemClock.now() });
 
 // --- clients ---------------------------------------------------------------------------------
 
