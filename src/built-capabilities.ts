@@ -5,7 +5,7 @@
  */
 import type { BackgroundTasks } from './background.js';
 import type { BannerLine } from './banner.js';
-import type { BuiltCapability, SweepReport } from './capability.js';
+import type { BuiltCapability, NodeRoute, SweepReport } from './capability.js';
 
 /** The members of the Gatehouse that run the capabilities' work off the request path. */
 export interface CapabilityWork {
@@ -21,6 +21,12 @@ export interface CapabilityWork {
   startWorkers(): void;
   /** The lines the capabilities add to the start banner from the database (webhook endpoints). */
   startLines(): Promise<BannerLine[]>;
+  /**
+   * For hosts on Node: the handler of a raw request target that a capability answers on Node's
+   * request objects (the OpenID Connect provider under /oauth2/ and its discovery documents), or
+   * null for everything `fetch` answers. `gatehouse serve` asks it for every request.
+   */
+  nodeRoute: NodeRoute;
 }
 
 /** The Gatehouse's members over `built`: work still running off a response path finishes first. */
@@ -32,6 +38,7 @@ export function capabilityWork(built: BuiltCapabilities, background: Pick<Backgr
     },
     startWorkers: built.startWorkers,
     startLines: built.startLines,
+    nodeRoute: built.nodeRoute,
   };
 }
 
@@ -46,10 +53,13 @@ export interface BuiltCapabilities {
   startLines(): Promise<BannerLine[]>;
   /** Each capability's sweep, in the list's order; their counts in one report. */
   sweep(now: Date): Promise<SweepReport>;
+  /** The first capability's handler for a raw request target, or null. */
+  nodeRoute: NodeRoute;
 }
 
 export function builtCapabilities(built: readonly BuiltCapability[]): BuiltCapabilities {
   const workers = built.flatMap((capability) => (capability.worker === undefined ? [] : [capability.worker]));
+  const nodeRoutes = built.flatMap((capability) => (capability.nodeRoute === undefined ? [] : [capability.nodeRoute]));
   return {
     startWorkers: () => {
       for (const worker of workers) worker.start();
@@ -59,6 +69,13 @@ export function builtCapabilities(built: readonly BuiltCapability[]): BuiltCapab
       for (const worker of workers) await worker.stop();
     },
     startLines: async () => (await Promise.all(built.map(async (capability) => (await capability.startLines?.()) ?? []))).flat(),
+    nodeRoute: (url) => {
+      for (const route of nodeRoutes) {
+        const handler = route(url);
+        if (handler !== null) return handler;
+      }
+      return null;
+    },
     async sweep(now) {
       const report: Record<string, number> = {};
       for (const capability of built) if (capability.sweep !== undefined) Object.assign(report, await capability.sweep(now));

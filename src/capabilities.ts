@@ -11,6 +11,7 @@ import { emailSignIn } from './email-sign-in/capability.js';
 import { emailVerification } from './email-verification/capability.js';
 import { twoFactor } from './mfa/capability.js';
 import { providers } from './oauth/capability.js';
+import { oidcProvider } from './oidc-provider/capability.js';
 import { passkeys } from './passkeys/capability.js';
 import { passwordReset } from './password-reset/capability.js';
 import { passwordSignIn } from './password-sign-in/capability.js';
@@ -35,5 +36,7 @@ export const CAPABILITIES: readonly Capability[] = [
   userTransfer,
   // Before admin too: its key check on every /api/admin/* path would count a webhook request twice.
   webhooks,
+  // Before admin too, for the same reason: its /clients routes sit behind the admin key check.
+  oidcProvider,
   admin,
 ];

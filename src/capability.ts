@@ -7,6 +7,7 @@
  * capability touches its folder, its migration and one line of that list (docs/ARCHITECTURE.md,
  * "How to add a capability").
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Hono } from 'hono';
 import type { BannerLine } from './banner.js';
 import type { AppEnv } from './http/env.js';
@@ -36,7 +37,16 @@ export interface BuiltCapability {
    * endpoint count): the configuration alone is the banner's own (banner.ts).
    */
   startLines?: () => Promise<readonly BannerLine[]>;
+  /**
+   * Requests this capability answers on Node's own request objects, before the app sees them (the
+   * OpenID Connect engine under /oauth2/): the handler for a raw request target, or null.
+   */
+  nodeRoute?: NodeRoute;
 }
+
+/** Picks the handler of a raw request target (`incoming.url`); it must be cheap, every request asks. */
+export type NodeRoute = (url: string) => NodeHandler | null;
+export type NodeHandler = (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>;
 
 export interface CapabilityWorker {
   /** Polls for due work until stopped. */

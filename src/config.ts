@@ -30,6 +30,7 @@ import { readServerSettings, serverSettings } from './server-settings.js';
 import { sessionSettings } from './session/settings.js';
 import { userTransferSettings } from './user-transfer/settings.js';
 import { webhookSettings } from './webhooks/settings.js';
+import { oidcProviderSettings } from './oidc-provider/settings.js';
 import { ConfigError } from './config-error.js';
 import {
   createSettingsReader,
@@ -67,6 +68,7 @@ const SETTINGS = [
   adminSettings,
   userTransferSettings,
   webhookSettings,
+  oidcProviderSettings,
   metricsSettings,
   limitSettings,
   auditSettings,

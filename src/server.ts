@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { getRequestListener, RequestError, type HttpBindings, type Http2Bindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { systemClock, type Clock } from './clock.js';
 import { withBoundPort, type Config } from './config.js';
 import type { ErrorCode } from './errors.js';
@@ -133,9 +134,22 @@ function createRequestGate(shutdownHeaders: Readonly<Record<string, string>>): R
   let ready: Gatehouse | null = null;
   let started!: (gatehouse: Gatehouse | null) => void;
   const starting = new Promise<Gatehouse | null>((resolve) => (started = resolve));
-  const answer = (gatehouse: Gatehouse, request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
+  const answer = async (gatehouse: Gatehouse, request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
     const { incoming } = env;
-    const info = { remoteAddress: incoming.socket.remoteAddress, readBody: (maxBytes: number) => readNodeBody(incoming, maxBytes) };
+    const outgoing = env.outgoing as ServerResponse;
+    // The OpenID Connect engine answers on Node's objects itself (a prefix test on the raw target).
+    const nodeHandler = gatehouse.nodeRoute(incoming.url ?? '/');
+    if (nodeHandler !== null) {
+      if (draining) outgoing.setHeader('connection', 'close');
+      await nodeHandler(incoming as IncomingMessage, outgoing);
+      return RESPONSE_ALREADY_SENT;
+    }
+    const info = {
+      remoteAddress: incoming.socket.remoteAddress,
+      readBody: (maxBytes: number) => readNodeBody(incoming, maxBytes),
+      // The bindings object itself: nothing more is made per request for it.
+      node: env as { incoming: IncomingMessage; outgoing: ServerResponse },
+    };
     return gatehouse.fetch(request, info).then((response) => {
       // A request in flight when the drain began: close its connection with this answer.
       // Otherwise the client's keep-alive connection stays open, idle, and the shutdown waits

@@ -114,7 +114,7 @@ for (const target of targets) {
       );
       const id = /^client_id: (\S+)$/m.exec(created)?.[1];
       const secret = /^client_secret: (\S+)$/m.exec(created)?.[1];
-      expect(id).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      expect(id).toMatch(/^[0-9a-f]{32}$/);
       expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
       expect(created).toContain('shown once');
 

@@ -83,7 +83,7 @@ describeEachDialect('OpenID Connect clients over the admin API', (dialect) => {
       backchannelLogoutUri: null,
       idTokenSignedResponseAlg: 'ES256',
     });
-    expect(client.clientId).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(client.clientId).toMatch(/^[0-9a-f]{32}$/);
 
     // Never shown again, and nothing in the database that works as the secret.
     expect(JSON.stringify(await (await admin('GET', `/clients/${client.clientId}`)).json())).not.toContain(clientSecret!);

@@ -45,7 +45,20 @@ export type AuditEventType =
   | 'webhook_updated'
   | 'webhook_deleted'
   | 'webhook_secret_rotated'
-  | 'webhook_disabled';
+  | 'webhook_disabled'
+  // The OpenID Connect provider: clients registered by operators (`metadata`: clientId, name,
+  // `actor`; never a secret), signing keys rotated or retired (`metadata`: the key ids), a person's
+  // consent and its withdrawal (`userId` the person, `metadata.clientId`), and a refresh token
+  // presented after it was used (`metadata.clientId`): its whole grant was revoked.
+  | 'oidc_client_created'
+  | 'oidc_client_updated'
+  | 'oidc_client_deleted'
+  | 'oidc_client_secret_rotated'
+  | 'oidc_keys_rotated'
+  | 'oidc_key_retired'
+  | 'oidc_consent_granted'
+  | 'oidc_grant_revoked'
+  | 'oidc_refresh_reuse';
 
 export type AuditMetadata = Record<string, string | number | boolean | null>;
 

@@ -241,6 +241,44 @@ export interface WebhookDeliveryAttemptsTable {
   error: string | null;
 }
 
+/** What the OpenID Connect engine stores, under the SHA-256 of each record's id (018-oidc-provider.ts). */
+export interface OidcRecordsTable {
+  model: string;
+  id: string;
+  /** The engine's payload as JSON, without the id itself. */
+  payload: string;
+  grant_id: string | null;
+  user_code: string | null;
+  uid: string | null;
+  account_id: string | null;
+  client_id: string | null;
+  expires_at: number | null;
+  consumed_at: number | null;
+}
+
+export interface OidcSigningKeysTable {
+  kid: string;
+  alg: string;
+  public_jwk: string;
+  /** The private JWK sealed with the envelope, bound to `kid`. */
+  private_jwk_sealed: string;
+  created_at: number;
+  /** Published from `created_at`, signing from here (a rotation's delay). */
+  signs_from: number;
+  retired_at: number | null;
+}
+
+export interface OidcClientsTable {
+  client_id: string;
+  name: string;
+  /** SHA-256 (hex) of a confidential client's secret; null for a public client. */
+  secret_hash: string | null;
+  /** The rest of the registration as JSON (oidc-provider/clients.ts, ClientRegistration). */
+  registration: string;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -260,4 +298,7 @@ export interface Database {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+  oidc_records: OidcRecordsTable;
+  oidc_signing_keys: OidcSigningKeysTable;
+  oidc_clients: OidcClientsTable;
 }

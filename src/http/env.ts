@@ -1,4 +1,5 @@
 /** @module Hono's typed environment for Gatehouse routes. */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestContext } from '../request-context.js';
 
 /** What the host passes along with a request (the Node server: the socket's peer address). */
@@ -11,6 +12,11 @@ export interface ConnectionInfo {
    * under the body-limit middleware (app.ts).
    */
   readBody?: (maxBytes: number) => Promise<string | null>;
+  /**
+   * The Node request and answer, from the Node server only: the OpenID Connect provider's sign-in
+   * and consent steps read the engine's cookies through them (oidc-provider works on Node's objects).
+   */
+  node?: { incoming: IncomingMessage; outgoing: ServerResponse };
 }
 
 /** The headers of the answer being built (answer.ts), kept on the request's context. */

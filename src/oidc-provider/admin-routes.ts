@@ -18,7 +18,7 @@ import { deleteClient, findClient, registerClient, rotateClientSecret, SUPPORTED
 import { GRANT_NAMES, ID_TOKEN_ALGS } from './store.js';
 
 const NO_SUCH_CLIENT = 'There is no client with this id.';
-/** Client ids are base64url (clients.ts makes 22 characters); anything else is no client and reaches no query. */
+/** Client ids are 32 hex characters (clients.ts); anything outside this form is no client and reaches no query. */
 const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 const uri = z.string().min(1).max(2048, 'must be at most 2048 characters');

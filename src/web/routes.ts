@@ -132,7 +132,7 @@ function loadWebAuthnBrowser(): StaticAsset {
 }
 
 /** What every page's context shares, the brand's markup built once. */
-function pageSettingsOf(config: WebRouteDeps['config']): PageContextSettings {
+export function pageSettingsOf(config: WebRouteDeps['config']): PageContextSettings {
   return {
     devMode: config.mode === 'development' && config.devConveniences,
     appName: config.mail.appName,

@@ -1,5 +1,5 @@
 /**
- * A real OpenID Provider on loopback: panva's oidc-provider 8 (a certified implementation), with
+ * A real OpenID Provider on loopback: panva's oidc-provider 9 (a certified implementation), with
  * its own RSA signing key made for this run, one confidential client, and accounts the test sets.
  * Gatehouse talks to it exactly as to Google or GitLab: discovery, the authorization endpoint, the
  * token endpoint with client_secret_basic and PKCE, the JWKS and the userinfo endpoint.
@@ -106,7 +106,7 @@ export async function startOidcProvider(options: { redirectUris: string[]; claim
       await op.interactionFinished(request, response, { login: { accountId: account.sub }, consent: { grantId } }, { mergeWithLastSubmission: false });
       return;
     }
-    op.callback()(request, response);
+    await op.callback()(request, response);
   }
 
   return {

@@ -20,6 +20,7 @@ import * as m014 from './014-user-import.js';
 import * as m015 from './015-imported-password-hashes.js';
 import * as m016 from './016-webhooks.js';
 import * as m017 from './017-user-language.js';
+import * as m018 from './018-oidc-provider.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '015-imported-password-hashes': m015,
   '016-webhooks': m016,
   '017-user-language': m017,
+  '018-oidc-provider': m018,
 };

@@ -1,0 +1,64 @@
+/**
+ * @module Gatehouse as an OpenID Connect provider: the engine's records, the signing keys, the
+ * registered clients.
+ *
+ * - `oidc_records` holds what the engine (oidc-provider) stores through its adapter: sessions,
+ *   interactions, grants, codes, tokens. `id` is the SHA-256 of the record's id, and the value
+ *   itself is taken out of the stored payload, so a database dump holds no usable code, token or
+ *   session. `grant_id`, `account_id` and `client_id` let a grant's tokens, or every grant of an
+ *   account, be revoked with one statement.
+ * - `oidc_signing_keys`: the public JWK, and the private JWK sealed with the envelope (bound to
+ *   the key id). `signs_from` lets a rotated key be published before it signs.
+ * - `oidc_clients`: a confidential client's secret as its SHA-256 (the secret is 32 random bytes;
+ *   a slow hash would add nothing), the rest of its registration as JSON.
+ */
+import type { Kysely } from 'kysely';
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable('oidc_records')
+    .addColumn('model', 'varchar(40)', (col) => col.notNull())
+    .addColumn('id', 'varchar(64)', (col) => col.notNull())
+    .addColumn('payload', 'text', (col) => col.notNull())
+    .addColumn('grant_id', 'varchar(64)')
+    .addColumn('user_code', 'varchar(64)')
+    .addColumn('uid', 'varchar(64)')
+    .addColumn('account_id', 'varchar(36)')
+    .addColumn('client_id', 'varchar(64)')
+    .addColumn('expires_at', 'bigint')
+    .addColumn('consumed_at', 'bigint')
+    .addPrimaryKeyConstraint('oidc_records_pk', ['model', 'id'])
+    .execute();
+  await db.schema.createIndex('oidc_records_grant_idx').on('oidc_records').column('grant_id').execute();
+  await db.schema.createIndex('oidc_records_uid_idx').on('oidc_records').columns(['model', 'uid']).execute();
+  await db.schema.createIndex('oidc_records_user_code_idx').on('oidc_records').columns(['model', 'user_code']).execute();
+  await db.schema.createIndex('oidc_records_account_idx').on('oidc_records').columns(['account_id', 'model']).execute();
+  await db.schema.createIndex('oidc_records_expires_idx').on('oidc_records').column('expires_at').execute();
+
+  await db.schema
+    .createTable('oidc_signing_keys')
+    .addColumn('kid', 'varchar(64)', (col) => col.primaryKey())
+    .addColumn('alg', 'varchar(16)', (col) => col.notNull())
+    .addColumn('public_jwk', 'text', (col) => col.notNull())
+    .addColumn('private_jwk_sealed', 'text', (col) => col.notNull())
+    .addColumn('created_at', 'bigint', (col) => col.notNull())
+    .addColumn('signs_from', 'bigint', (col) => col.notNull())
+    .addColumn('retired_at', 'bigint')
+    .execute();
+
+  await db.schema
+    .createTable('oidc_clients')
+    .addColumn('client_id', 'varchar(64)', (col) => col.primaryKey())
+    .addColumn('name', 'text', (col) => col.notNull())
+    .addColumn('secret_hash', 'varchar(64)')
+    .addColumn('registration', 'text', (col) => col.notNull())
+    .addColumn('created_at', 'bigint', (col) => col.notNull())
+    .addColumn('updated_at', 'bigint', (col) => col.notNull())
+    .execute();
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropTable('oidc_clients').execute();
+  await db.schema.dropTable('oidc_signing_keys').execute();
+  await db.schema.dropTable('oidc_records').execute();
+}

@@ -1,0 +1,190 @@
+/**
+ * @module The OpenID Connect engine, configured: panva's oidc-provider (OpenID Certified), never
+ * hand-written OAuth. Issuer = BASE_URL, every endpoint under /oauth2/, discovery at
+ * /.well-known/openid-configuration. Authorization code with PKCE S256 for every client, refresh
+ * tokens rotated on each use (a reuse revokes the grant), client credentials; introspection and
+ * revocation; JWT access tokens (RFC 9068) for the resource servers of OIDC_RESOURCES.
+ *
+ * Who is signed in is Gatehouse's session, not the engine's: the engine's own session cookie only
+ * remembers which account it last saw, and a check added to its login prompt asks again whenever
+ * Gatehouse's session cookie is missing, invalid or for another account — so signing out of
+ * Gatehouse, or an operator revoking the session, ends single sign-on at once.
+ */
+import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { JWK } from 'jose';
+import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
+import type { User } from '../users/user.js';
+import { createAdapter, type AdapterDeps } from './adapter.js';
+import { FIRST_PARTY } from './client-metadata.js';
+import type { OidcProviderConfig } from './settings.js';
+
+/** The Gatehouse session behind a request's cookies, as the engine's checks need it. */
+export interface SignedInAccount {
+  userId: string;
+}
+
+export interface ProviderDeps {
+  issuer: string;
+  adapter: AdapterDeps;
+  jwks: JWK[];
+  /** Keys of the engine's signed cookies (derived from JWT_SECRET: the same on every instance). */
+  cookieKeys: string[];
+  secureCookies: boolean;
+  settings: Readonly<OidcProviderConfig>;
+  findUser(userId: string): Promise<User | null>;
+  /** Gatehouse's session of the request's cookie header; null when there is none that is valid. */
+  signedInAccount(cookieHeader: string | undefined): Promise<SignedInAccount | null>;
+  /** The grant an account gave a client in an earlier session (remembered consent); null when none. */
+  rememberedGrantId(accountId: string, clientId: string): Promise<string | null>;
+}
+
+export const OIDC_ROUTES = {
+  authorization: '/oauth2/authorize',
+  token: '/oauth2/token',
+  userinfo: '/oauth2/userinfo',
+  jwks: '/oauth2/jwks',
+  revocation: '/oauth2/revoke',
+  introspection: '/oauth2/introspect',
+  end_session: '/oauth2/end-session',
+  code_verification: '/oauth2/device',
+  device_authorization: '/oauth2/device/auth',
+  pushed_authorization_request: '/oauth2/par',
+  backchannel_authentication: '/oauth2/backchannel',
+  registration: '/oauth2/reg',
+  challenge: '/oauth2/challenge',
+} as const;
+
+/** Where the engine sends a browser that must sign in or consent (interaction-routes.ts). */
+export const INTERACTION_PATH = '/consent';
+
+/** The login prompt, plus: Gatehouse's session must be there, and be the account the engine remembers. */
+function interactionPolicyOf(deps: Pick<ProviderDeps, 'signedInAccount'>): ReturnType<typeof interactionPolicy.base> {
+  const policy = interactionPolicy.base();
+  const login = policy.get('login');
+  login?.checks.add(
+    new interactionPolicy.Check('gatehouse_session', 'the Gatehouse session ended or belongs to another account', 'login_required', async (ctx) => {
+      const accountId = ctx.oidc.session?.accountId;
+      if (accountId === undefined) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
+      const signedIn = await deps.signedInAccount(ctx.get('cookie') || undefined);
+      return signedIn?.userId === accountId ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT;
+    }),
+  );
+  return policy;
+}
+
+/**
+ * A first-party client gets the scopes it asks for without the consent page; any client finds the
+ * grant of this session, or one the person gave it before (consent is remembered per client until
+ * revoked on /account).
+ */
+async function loadExistingGrant(deps: Pick<ProviderDeps, 'rememberedGrantId'>, ctx: KoaContextWithOIDC) {
+  const { oidc } = ctx;
+  const client = oidc.client;
+  const accountId = oidc.session?.accountId;
+  if (client === undefined || accountId === undefined) return undefined;
+  const grantId = oidc.result?.consent?.grantId ?? oidc.session?.grantIdFor(client.clientId) ?? (await deps.rememberedGrantId(accountId, client.clientId));
+  const existing = grantId === null || grantId === undefined ? undefined : await oidc.provider.Grant.find(grantId);
+  if (existing !== undefined && existing.accountId === accountId && existing.clientId === client.clientId) return existing;
+  if ((client as unknown as Record<string, unknown>)[FIRST_PARTY] !== true) return undefined;
+  const grant = new oidc.provider.Grant({ accountId, clientId: client.clientId });
+  grant.addOIDCScope([...oidc.requestParamScopes].join(' '));
+  const resource = oidc.params?.resource;
+  if (typeof resource === 'string') grant.addResourceScope(resource, [...oidc.requestParamScopes].join(' '));
+  await grant.save();
+  return grant;
+}
+
+function configurationOf(deps: ProviderDeps): Configuration {
+  const { settings } = deps;
+  const cookie = { signed: true, secure: deps.secureCookies, sameSite: 'lax' as const, httpOnly: true };
+  return {
+    adapter: (name: string) => createAdapter(deps.adapter, name),
+    clients: [],
+    jwks: { keys: deps.jwks },
+    cookies: {
+      keys: deps.cookieKeys,
+      long: cookie,
+      short: cookie,
+      names: { session: 'gatehouse_op', interaction: 'gatehouse_op_interaction', resume: 'gatehouse_op_resume' },
+    },
+    // How and when the person signed in go with `openid` into every ID token (the engine's values
+    // for them, not the account's); the standalone ones may also be asked for with `claims`.
+    claims: { acr: null, amr: null, auth_time: null, sid: null, iss: null, openid: ['sub', 'auth_time', 'amr', 'acr'], email: ['email', 'email_verified'] },
+    acrValues: ['mfa'],
+    scopes: ['openid', 'email', 'offline_access'],
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    clientDefaults: {
+      id_token_signed_response_alg: 'ES256',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+    enabledJWA: {
+      idTokenSigningAlgValues: ['ES256', 'RS256'],
+      userinfoSigningAlgValues: ['ES256', 'RS256'],
+      introspectionSigningAlgValues: ['ES256', 'RS256'],
+      authorizationSigningAlgValues: ['ES256', 'RS256'],
+    },
+    extraClientMetadata: { properties: [FIRST_PARTY] },
+    findAccount: async (_ctx, sub) => {
+      const user = await deps.findUser(sub);
+      if (user === null || user.disabledAt !== null) return undefined;
+      return { accountId: user.id, claims: () => ({ sub: user.id, email: user.email ?? undefined, email_verified: user.emailVerified }) };
+    },
+    features: {
+      devInteractions: { enabled: false },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+      clientCredentials: { enabled: true },
+      rpInitiatedLogout: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => undefined,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resource) => {
+          if (!settings.resources.includes(resource)) throw new errors.InvalidTarget();
+          return {
+            scope: 'openid email offline_access',
+            audience: resource,
+            accessTokenTTL: settings.accessTokenTtlSeconds,
+            accessTokenFormat: 'jwt',
+            jwt: { sign: { alg: 'ES256' } },
+          };
+        },
+      },
+    },
+    routes: OIDC_ROUTES,
+    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`, policy: interactionPolicyOf(deps) },
+    ttl: {
+      AccessToken: settings.accessTokenTtlSeconds,
+      ClientCredentials: settings.accessTokenTtlSeconds,
+      AuthorizationCode: 60,
+      IdToken: settings.idTokenTtlSeconds,
+      RefreshToken: settings.refreshTokenTtlSeconds,
+      Grant: settings.refreshTokenTtlSeconds,
+      Interaction: 60 * 60,
+      Session: 14 * 24 * 60 * 60,
+    },
+    rotateRefreshToken: true,
+    issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
+    loadExistingGrant: (ctx) => loadExistingGrant(deps, ctx),
+    // The engine's own notices about development defaults: every one of them is configured here.
+    renderError: async (ctx, out) => {
+      ctx.type = 'application/json; charset=utf-8';
+      ctx.body = JSON.stringify(out);
+    },
+  };
+}
+
+/** A configured engine; `proxy` when Gatehouse stands behind proxies it trusts (TRUST_PROXY). */
+export function createProvider(deps: ProviderDeps, options: { trustProxy: boolean }): Provider {
+  const provider = new Provider(deps.issuer, configurationOf(deps));
+  provider.proxy = options.trustProxy;
+  // A client's `client_secret` is the SHA-256 of its secret (client-metadata.ts): compare hashes.
+  provider.Client.prototype.compareClientSecret = function compareHashedSecret(this: { clientSecret?: string }, actual: string) {
+    return Promise.resolve(typeof this.clientSecret === 'string' && hexDigestsEqual(sha256Hex(actual), this.clientSecret));
+  };
+  return provider;
+}

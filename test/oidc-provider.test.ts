@@ -1,0 +1,260 @@
+/**
+ * Gatehouse as an OpenID Connect provider, driven from the outside by `openid-client` 6 against a
+ * running server on each database: discovery, the authorization code grant with PKCE through
+ * /login and the consent page, ID tokens verified by `jose` against the JWKS, userinfo, refresh
+ * token rotation and reuse detection, client credentials, JWT access tokens for a resource,
+ * introspection and revocation, and what the database keeps afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { sql } from 'kysely';
+import * as oidc from 'openid-client';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { MockClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { startServer, type RunningServer } from '../src/server.js';
+import { STRONG_PASSWORD, TEST_JWT_SECRET, describeEachDialect, openTestDatabase } from './support/harness.js';
+import { createTestBrowser } from './support/oidc-browser.js';
+
+const ADMIN_KEY = 'oidc-provider-test-admin-key-0123456789';
+const RESOURCE = 'https://api.example.test';
+const APP = 'https://app.example.test/callback';
+
+describeEachDialect('OpenID Connect provider', (dialect) => {
+  let server: RunningServer;
+  let drop: () => Promise<void>;
+  let database: Awaited<ReturnType<typeof openTestDatabase>>['database'];
+  const clock = new MockClock(Date.now());
+  const secretsSeen: string[] = [];
+
+  beforeAll(async () => {
+    ({ database, drop } = await openTestDatabase(dialect));
+    const config = loadConfig({
+      JWT_SECRET: TEST_JWT_SECRET,
+      BCRYPT_ROUNDS: '4',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      ADMIN_API_KEY: ADMIN_KEY,
+      ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
+      OIDC_RESOURCES: RESOURCE,
+    });
+    server = await startServer(config, { clock, database, logger: createLogger({ level: 'silent' }) });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await drop?.();
+  });
+
+  const admin = async (method: string, path: string, body?: unknown): Promise<Response> =>
+    fetch(`${server.url.replace('127.0.0.1', 'localhost')}/api/admin${path}`, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const issuer = (): string => server.gatehouse.config.baseUrl;
+
+  async function registerClient(body: Record<string, unknown>): Promise<{ clientId: string; clientSecret: string | undefined }> {
+    const response = await admin('POST', '/clients', body);
+    expect(response.status).toBe(201);
+    const answer = (await response.json()) as { client: { clientId: string }; clientSecret?: string };
+    if (answer.clientSecret !== undefined) secretsSeen.push(answer.clientSecret);
+    return { clientId: answer.client.clientId, clientSecret: answer.clientSecret };
+  }
+
+  async function registerUser(): Promise<{ email: string; id: string }> {
+    const email = `person-${randomBytes(4).toString('hex')}@example.com`;
+    const response = await fetch(`${issuer()}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: issuer() },
+      body: JSON.stringify({ email, password: STRONG_PASSWORD }),
+    });
+    expect(response.status).toBe(201);
+    const row = await sql<{ id: string }>`select id from users where email = ${email}`.execute(database.kysely);
+    return { email, id: row.rows[0]!.id };
+  }
+
+  async function discover(clientId: string, clientSecret?: string): Promise<oidc.Configuration> {
+    // The issuer is http on loopback in this test: the one switch is the one that allows http.
+    return oidc.discovery(new URL(issuer()), clientId, clientSecret, undefined, { execute: [oidc.allowInsecureRequests] });
+  }
+
+  /** Plays the browser through authorize → /login → consent, and returns the redirect back to the app. */
+  async function signInThroughBrowser(
+    config: oidc.Configuration,
+    person: { email: string },
+    options: { scope?: string; consent?: 'allow' | 'deny' | 'none'; extra?: Record<string, string> } = {},
+  ) {
+    const codeVerifier = oidc.randomPKCECodeVerifier();
+    const state = oidc.randomState();
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: APP,
+      scope: options.scope ?? 'openid email offline_access',
+      code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
+      code_challenge_method: 'S256',
+      state,
+      ...(options.scope?.includes('offline_access') !== false ? { prompt: 'consent' } : {}),
+      ...options.extra,
+    });
+    const browser = createTestBrowser(issuer());
+    let step = await browser.open(url);
+    expect(step.url.pathname).toBe('/login');
+    expect(step.url.searchParams.get('return_to')).toMatch(/^\/consent\//);
+    await browser.signIn(person.email, STRONG_PASSWORD);
+    step = await browser.open(step.url.searchParams.get('return_to')!);
+    if (options.consent !== 'none') {
+      expect(step.response?.status).toBe(200);
+      const page = await step.response!.text();
+      expect(page).toContain('see your email address');
+      step = await browser.open(step.url, { method: 'POST', form: { decision: options.consent ?? 'allow' } });
+    }
+    return { redirect: step.url, codeVerifier, state, browser };
+  }
+
+  describe('discovery and keys', () => {
+    test('discovery lists every endpoint under /oauth2/, S256 only, and both signing algorithms', async () => {
+      const document = (await (await fetch(`${issuer()}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      expect(document.issuer).toBe(issuer());
+      for (const key of [
+        'authorization_endpoint',
+        'token_endpoint',
+        'userinfo_endpoint',
+        'jwks_uri',
+        'revocation_endpoint',
+        'introspection_endpoint',
+        'end_session_endpoint',
+      ]) {
+        expect(String(document[key])).toMatch(new RegExp(`^${issuer()}/oauth2/`));
+      }
+      expect(document.code_challenge_methods_supported).toEqual(['S256']);
+      expect(document.id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'RS256']));
+      expect(document.response_types_supported).toEqual(['code']);
+      const rfc8414 = (await (await fetch(`${issuer()}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+      expect(rfc8414.token_endpoint).toBe(document.token_endpoint);
+      const jwks = (await (await fetch(String(document.jwks_uri))).json()) as { keys: Record<string, unknown>[] };
+      expect(jwks.keys.map((key) => key.alg).sort()).toEqual(['ES256', 'RS256']);
+      for (const key of jwks.keys) expect(key.d).toBeUndefined();
+    });
+  });
+
+  describe('authorization code', () => {
+    test('a third-party app: sign in on /login, consent, code with PKCE, ID token verified with the JWKS, userinfo, refresh', async () => {
+      const person = await registerUser();
+      const { clientId, clientSecret } = await registerClient({ name: 'Reports', redirectUris: [APP] });
+      const config = await discover(clientId, clientSecret);
+      const { redirect, codeVerifier, state } = await signInThroughBrowser(config, person);
+      expect(redirect.origin + redirect.pathname).toBe(APP);
+      const tokens = await oidc.authorizationCodeGrant(config, redirect, { pkceCodeVerifier: codeVerifier, expectedState: state });
+      secretsSeen.push(tokens.access_token, tokens.refresh_token!, tokens.id_token!);
+      const claims = tokens.claims()!;
+      expect(claims.sub).toBe(person.id);
+      expect(claims.iss).toBe(issuer());
+      expect(claims.aud).toBe(clientId);
+      expect(claims.amr).toEqual(['pwd']);
+      expect(typeof claims.auth_time).toBe('number');
+      expect(decodeProtectedHeader(tokens.id_token!).alg).toBe('ES256');
+      const jwks = createRemoteJWKSet(new URL(`${issuer()}/oauth2/jwks`));
+      await jwtVerify(tokens.id_token!, jwks, { issuer: issuer(), audience: clientId });
+
+      const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, person.id);
+      expect(userinfo).toMatchObject({ sub: person.id, email: person.email, email_verified: false });
+
+      const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      secretsSeen.push(refreshed.access_token, refreshed.refresh_token!);
+      expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+      expect(refreshed.claims()!.sub).toBe(person.id);
+    });
+
+    test('a refresh token used again after the grace revokes the whole grant; within the grace both refreshes work', async () => {
+      const person = await registerUser();
+      const { clientId, clientSecret } = await registerClient({ name: 'Reuse', redirectUris: [APP] });
+      const config = await discover(clientId, clientSecret);
+      const { redirect, codeVerifier, state } = await signInThroughBrowser(config, person);
+      const tokens = await oidc.authorizationCodeGrant(config, redirect, { pkceCodeVerifier: codeVerifier, expectedState: state });
+      const first = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      // Two refreshes racing: the same token again within the grace still works.
+      const racing = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      expect(racing.access_token).toBeTruthy();
+      clock.advance(6_000);
+      await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+      // Everything of the grant died with it, the newest refresh token and access token too.
+      await expect(oidc.refreshTokenGrant(config, first.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+      const introspected = await oidc.tokenIntrospection(config, first.access_token);
+      expect(introspected.active).toBe(false);
+      const audit = await sql<{
+        event_type: string;
+        user_id: string | null;
+      }>`select event_type, user_id from audit_events where event_type = 'oidc_refresh_reuse'`.execute(database.kysely);
+      expect(audit.rows.some((row) => row.user_id === person.id)).toBe(true);
+    });
+
+    test('a first-party app skips the consent page; the person can deny a third-party app', async () => {
+      const person = await registerUser();
+      const firstParty = await registerClient({ name: 'Own app', redirectUris: [APP], firstParty: true });
+      const config = await discover(firstParty.clientId, firstParty.clientSecret);
+      const signedIn = await signInThroughBrowser(config, person, { scope: 'openid email', consent: 'none' });
+      expect(signedIn.redirect.searchParams.get('code')).toBeTruthy();
+
+      const thirdParty = await registerClient({ name: 'Other app', redirectUris: [APP] });
+      const denied = await signInThroughBrowser(await discover(thirdParty.clientId, thirdParty.clientSecret), person, {
+        scope: 'openid email',
+        consent: 'deny',
+      });
+      expect(denied.redirect.searchParams.get('error')).toBe('access_denied');
+    });
+
+    test('a code is refused a second time, and PKCE is required', async () => {
+      const person = await registerUser();
+      const { clientId, clientSecret } = await registerClient({ name: 'Twice', redirectUris: [APP] });
+      const config = await discover(clientId, clientSecret);
+      const { redirect, codeVerifier, state } = await signInThroughBrowser(config, person, { scope: 'openid email' });
+      await oidc.authorizationCodeGrant(config, redirect, { pkceCodeVerifier: codeVerifier, expectedState: state });
+      await expect(oidc.authorizationCodeGrant(config, redirect, { pkceCodeVerifier: codeVerifier, expectedState: state })).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
+
+      const noPkce = new URL(`${issuer()}/oauth2/authorize`);
+      noPkce.search = new URLSearchParams({ client_id: clientId, redirect_uri: APP, response_type: 'code', scope: 'openid' }).toString();
+      const refused = await fetch(noPkce, { redirect: 'manual' });
+      const location = new URL(refused.headers.get('location')!);
+      expect(location.searchParams.get('error')).toBe('invalid_request');
+    });
+  });
+
+  describe('client credentials, resources, introspection, revocation', () => {
+    test('an opaque token introspects active until revoked; a resource gets a JWT access token it verifies with the JWKS alone', async () => {
+      const { clientId, clientSecret } = await registerClient({ name: 'Batch job', grantTypes: ['client_credentials'] });
+      const config = await discover(clientId, clientSecret);
+      const opaque = await oidc.clientCredentialsGrant(config);
+      secretsSeen.push(opaque.access_token);
+      expect((await oidc.tokenIntrospection(config, opaque.access_token)).active).toBe(true);
+      await oidc.tokenRevocation(config, opaque.access_token);
+      expect((await oidc.tokenIntrospection(config, opaque.access_token)).active).toBe(false);
+
+      const forApi = await oidc.clientCredentialsGrant(config, { resource: RESOURCE });
+      expect(decodeProtectedHeader(forApi.access_token).typ).toBe('at+jwt');
+      const { payload } = await jwtVerify(forApi.access_token, createRemoteJWKSet(new URL(`${issuer()}/oauth2/jwks`)), {
+        issuer: issuer(),
+        audience: RESOURCE,
+        typ: 'at+jwt',
+      });
+      expect(payload.client_id).toBe(clientId);
+      await expect(oidc.clientCredentialsGrant(config, { resource: 'https://not-registered.example' })).rejects.toMatchObject({ error: 'invalid_target' });
+    });
+  });
+
+  describe('at rest', () => {
+    test('the database holds no code, token or client secret that was handed out', async () => {
+      expect(secretsSeen.length).toBeGreaterThan(5);
+      const tables = ['oidc_records', 'oidc_clients', 'oidc_signing_keys', 'audit_events'];
+      for (const table of tables) {
+        const rows = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(database.kysely);
+        const dump = JSON.stringify(rows.rows);
+        for (const secret of secretsSeen) expect(dump).not.toContain(secret);
+      }
+      const keys = await sql<{ private_jwk_sealed: string }>`select private_jwk_sealed from oidc_signing_keys`.execute(database.kysely);
+      for (const key of keys.rows) expect(key.private_jwk_sealed).not.toContain('"d"');
+    });
+  });
+});
