@@ -3,9 +3,13 @@
  * the server-side web app (`web-app.mjs`) signs a person in through /login and the consent page,
  * shows their claims and refreshes its access token; the API (`api.mjs`) accepts a token the
  * service (`service.mjs`) got by client credentials for its resource, and refuses one for another
- * resource; and, as the guide says, a JWT access token cannot be revoked or introspected (it
- * verifies until it expires) while an opaque one introspects `active: false` at once after revocation. Each block runs as its own process, from a
- * file inside the repository so `openid-client` and `jose` resolve as they would in an app.
+ * resource. Each block runs as its own process, from a file inside the repository so
+ * `openid-client` and `jose` resolve as they would in an app.
+ *
+ * Claims of its prose are checked too: a JWT access token cannot be revoked or introspected (it
+ * verifies until it expires) while an opaque one introspects `active: false` at once after
+ * revocation; a native app's loopback redirect works on any port; a single-page app gets CORS
+ * answers from its redirect URIs' origin only.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -193,6 +197,20 @@ describeEachDialect('docs/oidc-provider.md, run as written', (dialect) => {
       expect((await authorize(redirectUri)).to).toMatch(/^\/consent\//);
     }
     expect(await authorize('http://127.0.0.1:49152/elsewhere')).toEqual({ status: 400, to: '/' });
+  });
+
+  test("a single-page app's token requests get CORS answers from its redirect URIs' origin only", async () => {
+    const { clientId } = await registerClient({ name: 'SPA', public: true, redirectUris: ['https://spa.example.test/callback'] });
+    const tokenRequest = (origin: string): Promise<Response> =>
+      fetch(`${issuer()}/oauth2/token`, {
+        method: 'POST',
+        headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'spent', client_id: clientId }).toString(),
+      });
+    const own = await tokenRequest('https://spa.example.test');
+    expect(own.status).toBe(400);
+    expect(own.headers.get('access-control-allow-origin')).toBe('https://spa.example.test');
+    expect((await tokenRequest('https://elsewhere.example.test')).headers.get('access-control-allow-origin')).toBeNull();
   });
 
   test('the web app signs a person in, shows their claims and refreshes; a person who says no gets no session', { timeout: 60_000 }, async () => {
