@@ -9,6 +9,7 @@ import type { EmailSignInStore } from './email-sign-in/store.js';
 import type { VerificationTokenStore } from './email-verification/store.js';
 import type { RecoveryCodeStore, TotpStore } from './mfa/store.js';
 import type { AccountStore } from './oauth/store.js';
+import type { AppAccessStore } from './oidc-provider/store.js';
 import type { OutboxStore } from './outbox/outbox.js';
 import type { PasskeyStore } from './passkeys/store.js';
 import type { ResetTokenStore } from './password-reset/store.js';
@@ -31,6 +32,8 @@ export interface Stores {
   passkeys: PasskeyStore;
   /** Webhook events, written in the transaction of the change they report (webhooks/events.ts). */
   webhookEvents: WebhookEventStore;
+  /** The OpenID Connect grants and tokens of an account, revoked when it is disabled, reset or deleted. */
+  appAccess: AppAccessStore;
   /** Runs `work` in one transaction; nested calls join the outer one. */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
 }

@@ -55,7 +55,7 @@ export function createOidcRecordStore(db: Kysely<Database>): OidcRecordStore {
 
     listGrantsOfAccount: (accountId, now) => listGrantsOfAccount(db, accountId, now),
 
-    revokeAccount: (accountId) => revokeAccount(db, accountId),
+    revokeAccount: (accountId) => revokeAppAccess(db, accountId),
 
     async sweepExpiredRecords(now) {
       let total = 0;
@@ -98,13 +98,14 @@ async function listGrantsOfAccount(db: Kysely<Database>, accountId: string, now:
   );
 }
 
-async function revokeAccount(db: Kysely<Database>, accountId: string): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const grants = await trx.selectFrom('oidc_records').select('grant_id').where('account_id', '=', accountId).where('grant_id', 'is not', null).execute();
-    const grantIds = [...new Set(grants.map((row) => row.grant_id).filter((id): id is string => id !== null))];
-    let deleted = 0;
-    if (grantIds.length > 0) deleted += Number((await trx.deleteFrom('oidc_records').where('grant_id', 'in', grantIds).executeTakeFirst()).numDeletedRows);
-    deleted += Number((await trx.deleteFrom('oidc_records').where('account_id', '=', accountId).executeTakeFirst()).numDeletedRows);
-    return deleted;
-  });
+/**
+ * Every record of the account's grants (codes and tokens, whoever holds them), then every record
+ * naming the account (grants, engine sessions). Two statements and no transaction of its own: the
+ * flows call it inside theirs (disable, reset, deletion), and alone each delete is safe to repeat.
+ */
+export async function revokeAppAccess(db: Kysely<Database>, accountId: string): Promise<number> {
+  const grantIds = db.selectFrom('oidc_records').select('grant_id').where('account_id', '=', accountId).where('grant_id', 'is not', null);
+  const byGrant = await db.deleteFrom('oidc_records').where('grant_id', 'in', grantIds).executeTakeFirst();
+  const byAccount = await db.deleteFrom('oidc_records').where('account_id', '=', accountId).executeTakeFirst();
+  return Number(byGrant.numDeletedRows) + Number(byAccount.numDeletedRows);
 }

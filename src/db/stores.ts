@@ -5,6 +5,7 @@ import { createAccountStore } from './account-store.js';
 import { createAuditStore } from './audit-store.js';
 import { createEmailSignInStore } from './email-sign-in-store.js';
 import { createRecoveryCodeStore, createTotpStore } from './mfa-store.js';
+import { revokeAppAccess } from './oidc-record-store.js';
 import { createOutboxStore } from './outbox-store.js';
 import { createPasskeyStore } from './passkey-store.js';
 import type { Database } from './schema.js';
@@ -31,6 +32,7 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
       emailSignIns: createEmailSignInStore(executor),
       passkeys: createPasskeyStore(executor),
       webhookEvents: createWebhookEventStore(executor),
+      appAccess: { revokeAccount: (accountId) => revokeAppAccess(executor, accountId) },
       transaction: (work) => (inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true)))),
     };
     return stores;

@@ -1,6 +1,7 @@
 /** @module TransferStore over Kysely: bulk reads and writes for user import, pages for export, one person's data. */
 import type { Kysely } from 'kysely';
 import type { ExistingUser, ExportedUserRow, NewProviderLink, OwnData, ProviderLink, TransferStore } from '../user-transfer/store.js';
+import { revokeAppAccess } from './oidc-record-store.js';
 import type { Database } from './schema.js';
 import { createWebhookEventStore } from './webhook-event-store.js';
 
@@ -85,6 +86,7 @@ function importMethods(db: Kysely<Database>): Omit<TransferStore, 'transaction' 
 
     async deleteSessions(userId) {
       const rows = await db.deleteFrom('sessions').where('user_id', '=', userId).returning('id').execute();
+      await revokeAppAccess(db, userId);
       return rows.map((row) => row.id);
     },
   };

@@ -27,7 +27,8 @@ export interface AdapterDeps {
   refreshGraceSeconds: number;
 }
 
-function binding(model: string, idHash: string): string {
+/** What a record's sealed payload is bound to: its model and id hash (a payload moved to another row does not open). */
+export function recordBinding(model: string, idHash: string): string {
   return `oidc.${model}.${idHash}`;
 }
 
@@ -38,7 +39,7 @@ export function createAdapter(deps: AdapterDeps, model: string): Adapter {
 
   const open = (idHash: string, record: StoredOidcRecord | null): AdapterPayload | undefined => {
     if (record === null) return undefined;
-    const text = envelope.open(record.sealedPayload, binding(model, idHash));
+    const text = envelope.open(record.sealedPayload, recordBinding(model, idHash));
     if (text === null) return undefined;
     const payload = JSON.parse(text) as AdapterPayload;
     if (record.consumedAt === null) return payload;
@@ -58,7 +59,7 @@ export function createAdapter(deps: AdapterDeps, model: string): Adapter {
       await records.upsertRecord({
         model,
         idHash,
-        sealedPayload: envelope.seal(JSON.stringify(payload), binding(model, idHash)),
+        sealedPayload: envelope.seal(JSON.stringify(payload), recordBinding(model, idHash)),
         grantId,
         userCodeHash: typeof payload.userCode === 'string' ? sha256Hex(payload.userCode) : null,
         uidHash: typeof payload.uid === 'string' ? sha256Hex(payload.uid) : null,

@@ -10,7 +10,7 @@ import { parse as parseCookies } from 'hono/utils/cookie';
 import type Provider from 'oidc-provider';
 import { adminKeyCheck } from '../admin/routes.js';
 import { defineCapability } from '../capability.js';
-import { createEnvelope } from '../crypto/envelope.js';
+import { createEnvelope, type Envelope } from '../crypto/envelope.js';
 import { deriveKey } from '../crypto/mac.js';
 import { createOidcClientStore } from '../db/oidc-client-store.js';
 import { createOidcKeyStore } from '../db/oidc-key-store.js';
@@ -24,15 +24,21 @@ import { oidcProviderLine } from './banner.js';
 import { OIDC_COMMANDS } from './cli.js';
 import type { ClientAdminDeps } from './clients.js';
 import { createEngine } from './engine.js';
+import { createGrantRoutes, grantRouteDocs } from './grant-routes.js';
 import { createInteractionRoutes } from './interaction-routes.js';
-import { createOidcMetrics } from './metrics.js';
+import { createOidcMetrics, type OidcMetrics } from './metrics.js';
+import type { ProviderDeps } from './provider.js';
+import type { OidcClientStore, OidcRecordStore } from './store.js';
 
 /** The engine's own answers: JSON and redirects, and its few HTML pages (logout confirmation, form_post). */
 const ENGINE_CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'";
 
 export const oidcProvider = defineCapability({
   name: 'oidcProvider',
-  routeDocs: [{ prefix: '/api/admin', docs: clientRouteDocs }],
+  routeDocs: [
+    { prefix: '/api/auth', docs: grantRouteDocs },
+    { prefix: '/api/admin', docs: clientRouteDocs },
+  ],
   commands: OIDC_COMMANDS,
   build: (
     parts: Pick<SharedParts, 'config' | 'database' | 'stores' | 'limits' | 'random' | 'clock' | 'logger' | 'metrics' | 'session' | 'cookie' | 'jwtSecret'>,
@@ -65,42 +71,8 @@ export const oidcProvider = defineCapability({
       limits: parts.limits,
       trustProxyHops: config.trustProxyHops,
       securityHeaders: securityHeaders({ contentSecurityPolicy: ENGINE_CONTENT_SECURITY_POLICY, httpsBaseUrl: config.httpsBaseUrl }),
-      onBuilt: (provider: Provider) => {
-        provider.on('grant.success', (ctx) => metrics.tokenIssued(String(ctx.oidc.params?.grant_type ?? 'unknown')));
-        provider.on('grant.revoked', (ctx, grantId) => {
-          // The engine revokes a grant at the token endpoint only when a used refresh token (or code) comes back.
-          if (ctx.oidc.route !== 'token' || ctx.oidc.params?.grant_type !== 'refresh_token') return;
-          void parts.stores.audit
-            .recordEvent({
-              type: 'oidc_refresh_reuse',
-              userId: ctx.oidc.entities.RefreshToken?.accountId ?? null,
-              ip: ctx.ip,
-              userAgent: ctx.get('user-agent') || null,
-              metadata: { clientId: ctx.oidc.client?.clientId ?? null, grantId },
-              at: clock.now(),
-            })
-            .catch((error: unknown) => parts.logger.warn({ err: error }, 'could not record a refresh token reuse'));
-        });
-        provider.on('server_error', (_ctx, error) => parts.logger.error({ err: error }, 'OpenID Connect provider error'));
-      },
-      provider: {
-        issuer: config.baseUrl,
-        adapter: { records, clients, envelope, clock, refreshGraceSeconds: config.oidcProvider.refreshGraceSeconds },
-        cookieKeys: [Buffer.from(deriveKey(parts.jwtSecret, 'gatehouse oidc-provider cookies')).toString('base64url')],
-        secureCookies: config.httpsBaseUrl,
-        settings: config.oidcProvider,
-        findUser: (userId) => parts.stores.users.findUserById(userId),
-        async signedInAccount(cookieHeader) {
-          const token = cookieHeader === undefined ? undefined : parseCookies(cookieHeader, parts.cookie.name)[parts.cookie.name];
-          if (token === undefined) return null;
-          const valid = await validateSessionToken(parts.session, token, clock.now());
-          return valid === null ? null : { userId: valid.user.id };
-        },
-        async rememberedGrantId(accountId, clientId) {
-          const grants = await records.listGrantsOfAccount(accountId, clock.now());
-          return grants.filter((grant) => grant.clientId === clientId).at(-1)?.grantId ?? null;
-        },
-      },
+      onBuilt: (provider) => watchEngine(provider, parts, metrics),
+      provider: engineDeps(parts, { records, clients, envelope }),
     });
     const interactions = createInteractionRoutes({
       provider: engine.provider,
@@ -110,6 +82,60 @@ export const oidcProvider = defineCapability({
       page: pageSettingsOf(config),
       httpsBaseUrl: config.httpsBaseUrl,
     });
-    return { routes: [{ prefix: '/', routes: interactions }, ...adminRoutes], sweep, startLines, nodeRoute: engine.nodeRoute };
+    const grants = createGrantRoutes({ grants: { records, clients, envelope, stores: parts.stores }, session: parts.session, cookie: parts.cookie });
+    return {
+      routes: [{ prefix: '/', routes: interactions }, { prefix: '/api/auth', routes: grants }, ...adminRoutes],
+      sweep,
+      startLines,
+      nodeRoute: engine.nodeRoute,
+    };
   },
 });
+
+/** Counts tokens issued, audits a refresh token used again (its grant is revoked), logs the engine's own faults. */
+function watchEngine(provider: Provider, parts: Pick<SharedParts, 'stores' | 'clock' | 'logger'>, metrics: OidcMetrics): void {
+  const { clock } = parts;
+  provider.on('grant.success', (ctx) => metrics.tokenIssued(String(ctx.oidc.params?.grant_type ?? 'unknown')));
+  provider.on('grant.revoked', (ctx, grantId) => {
+    // The engine revokes a grant at the token endpoint only when a used refresh token (or code) comes back.
+    if (ctx.oidc.route !== 'token' || ctx.oidc.params?.grant_type !== 'refresh_token') return;
+    void parts.stores.audit
+      .recordEvent({
+        type: 'oidc_refresh_reuse',
+        userId: ctx.oidc.entities.RefreshToken?.accountId ?? null,
+        ip: ctx.ip,
+        userAgent: ctx.get('user-agent') || null,
+        metadata: { clientId: ctx.oidc.client?.clientId ?? null, grantId },
+        at: clock.now(),
+      })
+      .catch((error: unknown) => parts.logger.warn({ err: error }, 'could not record a refresh token reuse'));
+  });
+  provider.on('server_error', (_ctx, error) => parts.logger.error({ err: error }, 'OpenID Connect provider error'));
+}
+
+/** What the engine's configuration needs from the shared parts: the issuer, storage, cookies, the account and Gatehouse's session. */
+function engineDeps(
+  parts: Pick<SharedParts, 'config' | 'clock' | 'stores' | 'session' | 'cookie' | 'jwtSecret'>,
+  storage: { records: OidcRecordStore; clients: OidcClientStore; envelope: Envelope },
+): Omit<ProviderDeps, 'jwks'> {
+  const { config, clock } = parts;
+  const { records, clients, envelope } = storage;
+  return {
+    issuer: config.baseUrl,
+    adapter: { records, clients, envelope, clock, refreshGraceSeconds: config.oidcProvider.refreshGraceSeconds },
+    cookieKeys: [Buffer.from(deriveKey(parts.jwtSecret, 'gatehouse oidc-provider cookies')).toString('base64url')],
+    secureCookies: config.httpsBaseUrl,
+    settings: config.oidcProvider,
+    findUser: (userId) => parts.stores.users.findUserById(userId),
+    async signedInAccount(cookieHeader) {
+      const token = cookieHeader === undefined ? undefined : parseCookies(cookieHeader, parts.cookie.name)[parts.cookie.name];
+      if (token === undefined) return null;
+      const valid = await validateSessionToken(parts.session, token, clock.now());
+      return valid === null ? null : { userId: valid.user.id };
+    },
+    async rememberedGrantId(accountId, clientId) {
+      const grants = await records.listGrantsOfAccount(accountId, clock.now());
+      return grants.filter((grant) => grant.clientId === clientId).at(-1)?.grantId ?? null;
+    },
+  };
+}

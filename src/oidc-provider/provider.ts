@@ -135,8 +135,17 @@ function configurationOf(deps: ProviderDeps): Configuration {
     },
     features: {
       devInteractions: { enabled: false },
-      introspection: { enabled: true },
-      revocation: { enabled: true },
+      // Introspection is for confidential clients (an API checking the tokens it is shown); a public
+      // client learns nothing from it. Revocation: any client, its own tokens only.
+      introspection: { enabled: true, allowedPolicy: async (_ctx, client) => client.clientAuthMethod !== 'none' },
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_ctx, client, token) => {
+          if (token.clientId === client.clientId) return true;
+          if (client.clientAuthMethod === 'none') return false;
+          throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+        },
+      },
       clientCredentials: { enabled: true },
       rpInitiatedLogout: { enabled: true },
       resourceIndicators: {

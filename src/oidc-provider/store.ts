@@ -37,7 +37,16 @@ export interface OidcGrantRow {
   expiresAt: Date | null;
 }
 
-export interface OidcRecordStore {
+/**
+ * What the account flows do to the apps a person signed in to through Gatehouse: a disabled,
+ * reset or deleted account keeps no grant, code or token that works (in the flow's transaction).
+ */
+export interface AppAccessStore {
+  /** Returns how many of the engine's records went. */
+  revokeAccount(accountId: string): Promise<number>;
+}
+
+export interface OidcRecordStore extends AppAccessStore {
   upsertRecord(record: OidcRecord): Promise<void>;
   /** Null when there is none or it expired as of `now`. */
   findRecord(model: string, idHash: string, now: Date): Promise<StoredOidcRecord | null>;
@@ -49,11 +58,6 @@ export interface OidcRecordStore {
   revokeGrant(grantId: string): Promise<number>;
   /** The live grants of an account, oldest first. */
   listGrantsOfAccount(accountId: string, now: Date): Promise<OidcGrantRow[]>;
-  /**
-   * Every grant of the account and everything issued under them, and its engine sessions: a
-   * disabled, deleted or reset account keeps no token that works. Returns how many records went.
-   */
-  revokeAccount(accountId: string): Promise<number>;
   /** Expired records, in batches; returns how many. */
   sweepExpiredRecords(now: Date): Promise<number>;
 }

@@ -74,7 +74,7 @@ export interface TransferStore {
   insertUsers(users: readonly NewImportedUser[]): Promise<void>;
   updateUser(userId: string, update: ImportedUserUpdate): Promise<void>;
   insertLinks(links: readonly NewProviderLink[]): Promise<void>;
-  /** Ends every session of a user an import disabled; the ids deleted. */
+  /** Ends every session of a user an import disabled, and the apps' grants and tokens; the session ids deleted. */
   deleteSessions(userId: string): Promise<string[]>;
   /** The events an import batch reports (webhooks/events.ts), written in the batch's transaction. */
   webhookEvents: WebhookEventStore;

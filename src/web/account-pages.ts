@@ -44,6 +44,8 @@ export function renderAccountPage(ctx: PageContext, options: { user: PublicUser;
     scripts: ['/assets/account.js', '/assets/webauthn.js', '/assets/passkeys.js'],
     body: html`${sessionsSection(ctx)}
 
+${appsSection(ctx)}
+
 ${passwordSection(ctx, hasPassword)}
 
 ${emailSection(ctx, user, hasPassword)}
@@ -72,6 +74,14 @@ function sessionsSection(ctx: PageContext): SafeHtml {
 <h2 id="sessions-title">${ctx.t('account.sessionsTitle')}</h2>
 <ul id="session-list" class="item-list" aria-live="polite"><li>${ctx.t('common.loading')}</li></ul>
 <button type="button" id="revoke-others" class="secondary">${ctx.t('account.revokeOthers')}</button>
+</section>`;
+}
+
+/** The apps signed in through Gatehouse as an OpenID Connect provider; account.js fills it, or hides it where the provider is off. */
+function appsSection(ctx: PageContext): SafeHtml {
+  return html`<section class="section" id="apps-section" aria-labelledby="apps-title">
+<h2 id="apps-title">${ctx.t('account.appsTitle')}</h2>
+<ul id="app-list" class="item-list" aria-live="polite"><li>${ctx.t('common.loading')}</li></ul>
 </section>`;
 }
 

@@ -9,6 +9,7 @@
  * agent's parentheses are reordered by the right-to-left sentence around them.
  */
 export const ar: Readonly<Record<string, string>> = {
+  'account.appsTitle': 'التطبيقات التي لها وصول',
   'account.backToAccount': 'العودة إلى حسابك',
   'account.changePassword': 'تغيير كلمة المرور',
   'account.currentPasswordFor': 'كلمة المرور الحالية ({{purpose}})',
@@ -258,6 +259,9 @@ export const ar: Readonly<Record<string, string>> = {
   'rules.special': 'رمز خاص، مثل ! ? - أو مسافة',
   'rules.title': 'يجب أن تتضمن كلمة المرور:',
   'rules.upper': 'حرف لاتيني كبير',
+  'script.account.appRevoke': 'إلغاء الوصول',
+  'script.account.appRevoked': 'لم يعد لـ⁨{{app}}⁩ وصول.',
+  'script.account.appSince': 'مسموح به في ⁨{{when}}⁩',
   'script.account.browserOn': '\u2068{{browser}}\u2069 على \u2068{{os}}\u2069',
   'script.account.codesReady': 'رموز الاسترداد الجديدة جاهزة، ولم تعد الرموز القديمة صالحة.',
   'script.account.deleted': 'تم حذف حسابك. إلى اللقاء.',
@@ -278,6 +282,7 @@ export const ar: Readonly<Record<string, string>> = {
   'script.account.mfaOn': 'تم تفعيل المصادقة الثنائية.',
   'script.account.mfaStatusOff': 'غير مفعّلة.',
   'script.account.mfaStatusOn': 'مفعّلة: يُطلب رمز من تطبيق المصادقة عند تسجيل الدخول. رموز الاسترداد المتبقية: {{left}}.',
+  'script.account.noApps': 'لا يوجد تطبيق له وصول.',
   'script.account.noProvider': 'لا يوجد مزوّد مرتبط.',
   'script.account.noSessions': 'لا توجد جلسات.',
   'script.account.nowhereElse': 'لم تكن مسجّل الدخول في أي مكان آخر.',

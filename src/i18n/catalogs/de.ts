@@ -4,6 +4,7 @@
  * "Zwei-Faktor-Authentifizierung" for two-factor sign-in. Quotation marks are „…“.
  */
 export const de: Readonly<Record<string, string>> = {
+  'account.appsTitle': 'Apps mit Zugriff',
   'account.backToAccount': 'Zurück zu Ihrem Konto',
   'account.changePassword': 'Passwort ändern',
   'account.currentPasswordFor': 'Aktuelles Passwort ({{purpose}})',
@@ -246,6 +247,9 @@ export const de: Readonly<Record<string, string>> = {
   'rules.special': 'ein Sonderzeichen, z. B. ! ? - oder ein Leerzeichen',
   'rules.title': 'Ihr Passwort braucht:',
   'rules.upper': 'einen Großbuchstaben',
+  'script.account.appRevoke': 'Zugriff entziehen',
+  'script.account.appRevoked': '{{app}} hat keinen Zugriff mehr.',
+  'script.account.appSince': 'Erlaubt am {{when}}',
   'script.account.browserOn': '{{browser}} unter {{os}}',
   'script.account.codesReady': 'Neue Wiederherstellungscodes sind bereit; die alten funktionieren nicht mehr.',
   'script.account.deleted': 'Ihr Konto wurde gelöscht. Auf Wiedersehen!',
@@ -268,6 +272,7 @@ export const de: Readonly<Record<string, string>> = {
   'script.account.mfaStatusOff': 'Deaktiviert.',
   'script.account.mfaStatusOn':
     'Aktiviert: Bei der Anmeldung wird ein Code aus Ihrer Authenticator-App abgefragt. Verbleibende Wiederherstellungscodes: {{left}}.',
+  'script.account.noApps': 'Keine App hat Zugriff.',
   'script.account.noProvider': 'Kein Konto verknüpft.',
   'script.account.noSessions': 'Keine Sitzungen.',
   'script.account.nowhereElse': 'Sie waren nirgendwo sonst angemeldet.',

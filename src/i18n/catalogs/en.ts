@@ -5,6 +5,7 @@
  * (and, per language, `_zero`, `_two`, `_few`, `_many`) are plural forms chosen by `{{count}}`.
  */
 export const en: Readonly<Record<string, string>> = {
+  'account.appsTitle': 'Apps with access',
   'account.backToAccount': 'Back to your account',
   'account.changePassword': 'Change password',
   'account.currentPasswordFor': 'Current password ({{purpose}})',
@@ -237,6 +238,9 @@ export const en: Readonly<Record<string, string>> = {
   'rules.special': 'a special character, such as ! ? - or a space',
   'rules.title': 'Your password needs:',
   'rules.upper': 'an uppercase letter',
+  'script.account.appRevoke': 'Remove access',
+  'script.account.appRevoked': '{{app}} no longer has access.',
+  'script.account.appSince': 'Allowed {{when}}',
   'script.account.browserOn': '{{browser}} on {{os}}',
   'script.account.codesReady': 'New recovery codes are ready; the old ones no longer work.',
   'script.account.deleted': 'Your account is deleted. Goodbye.',
@@ -257,6 +261,7 @@ export const en: Readonly<Record<string, string>> = {
   'script.account.mfaOn': 'Two-factor sign-in is on.',
   'script.account.mfaStatusOff': 'Off.',
   'script.account.mfaStatusOn': 'On: signing in asks for a code from your authenticator app. Recovery codes left: {{left}}.',
+  'script.account.noApps': 'No app has access.',
   'script.account.noProvider': 'No provider is linked.',
   'script.account.noSessions': 'No sessions.',
   'script.account.nowhereElse': 'You were signed in nowhere else.',

@@ -5,6 +5,7 @@
  * gender ("Has cerrado sesión", not "Estás desconectado").
  */
 export const es: Readonly<Record<string, string>> = {
+  'account.appsTitle': 'Aplicaciones con acceso',
   'account.backToAccount': 'Volver a tu cuenta',
   'account.changePassword': 'Cambiar contraseña',
   'account.currentPasswordFor': 'Contraseña actual ({{purpose}})',
@@ -247,6 +248,9 @@ export const es: Readonly<Record<string, string>> = {
   'rules.special': 'un carácter especial, como ! ? - o un espacio',
   'rules.title': 'Tu contraseña debe tener:',
   'rules.upper': 'una letra mayúscula',
+  'script.account.appRevoke': 'Quitar el acceso',
+  'script.account.appRevoked': '{{app}} ya no tiene acceso.',
+  'script.account.appSince': 'Permitida el {{when}}',
   'script.account.browserOn': '{{browser}} en {{os}}',
   'script.account.codesReady': 'Tus nuevos códigos de recuperación están listos; los anteriores ya no funcionan.',
   'script.account.deleted': 'Se ha eliminado tu cuenta. ¡Hasta pronto!',
@@ -267,6 +271,7 @@ export const es: Readonly<Record<string, string>> = {
   'script.account.mfaOn': 'La verificación en dos pasos está activada.',
   'script.account.mfaStatusOff': 'Desactivada.',
   'script.account.mfaStatusOn': 'Activada: al iniciar sesión se pide un código de tu aplicación de autenticación. Códigos de recuperación restantes: {{left}}.',
+  'script.account.noApps': 'Ninguna aplicación tiene acceso.',
   'script.account.noProvider': 'No hay ninguna cuenta vinculada.',
   'script.account.noSessions': 'No hay sesiones.',
   'script.account.nowhereElse': 'No tenías ninguna otra sesión iniciada.',

@@ -5,6 +5,7 @@
  * and the typographic apostrophe ’. Wording avoids agreeing with the reader's gender.
  */
 export const fr: Readonly<Record<string, string>> = {
+  'account.appsTitle': 'Applications autorisées',
   'account.backToAccount': 'Retour à votre compte',
   'account.changePassword': 'Modifier le mot de passe',
   'account.currentPasswordFor': 'Mot de passe actuel ({{purpose}})',
@@ -249,6 +250,9 @@ export const fr: Readonly<Record<string, string>> = {
   'rules.special': 'un caractère spécial, comme ! ? - ou une espace',
   'rules.title': 'Votre mot de passe doit contenir :',
   'rules.upper': 'une lettre majuscule',
+  'script.account.appRevoke': 'Retirer l’accès',
+  'script.account.appRevoked': '{{app}} n’a plus accès.',
+  'script.account.appSince': 'Autorisée le {{when}}',
   'script.account.browserOn': '{{browser}} sous {{os}}',
   'script.account.codesReady': 'Vos nouveaux codes de récupération sont prêts ; les anciens ne fonctionnent plus.',
   'script.account.deleted': 'Votre compte a été supprimé. Au revoir.',
@@ -270,6 +274,7 @@ export const fr: Readonly<Record<string, string>> = {
   'script.account.mfaOn': 'L’authentification à deux facteurs est activée.',
   'script.account.mfaStatusOff': 'Désactivée.',
   'script.account.mfaStatusOn': 'Activée : la connexion demande un code de votre application d’authentification. Codes de récupération restants : {{left}}.',
+  'script.account.noApps': 'Aucune application n’a accès.',
   'script.account.noProvider': 'Aucun compte associé.',
   'script.account.noSessions': 'Aucune session.',
   'script.account.nowhereElse': 'Aucune autre session n’était ouverte.',

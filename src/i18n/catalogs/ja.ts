@@ -5,6 +5,7 @@
  * Japanese has one plural form: each plural key has only `_other`.
  */
 export const ja: Readonly<Record<string, string>> = {
+  'account.appsTitle': 'アクセスを許可したアプリ',
   'account.backToAccount': 'アカウントに戻る',
   'account.changePassword': 'パスワードを変更',
   'account.currentPasswordFor': '現在のパスワード（{{purpose}}）',
@@ -240,6 +241,9 @@ export const ja: Readonly<Record<string, string>> = {
   'rules.special': '記号（! ? - など）またはスペース',
   'rules.title': 'パスワードの条件：',
   'rules.upper': '英大文字',
+  'script.account.appRevoke': 'アクセスを取り消す',
+  'script.account.appRevoked': '{{app}} はアクセスできなくなりました。',
+  'script.account.appSince': '{{when}} に許可',
   'script.account.browserOn': '{{browser}}（{{os}}）',
   'script.account.codesReady': '新しいリカバリーコードを生成しました。以前のコードは使用できなくなります。',
   'script.account.deleted': 'アカウントを削除しました。ご利用ありがとうございました。',
@@ -261,6 +265,7 @@ export const ja: Readonly<Record<string, string>> = {
   'script.account.mfaOn': '2 段階認証をオンにしました。',
   'script.account.mfaStatusOff': 'オフになっています。',
   'script.account.mfaStatusOn': 'オンになっています。ログイン時に認証アプリのコードが必要です。リカバリーコードは残り {{left}} 個です。',
+  'script.account.noApps': 'アクセスできるアプリはありません。',
   'script.account.noProvider': '連携しているサービスはありません。',
   'script.account.noSessions': 'セッションはありません。',
   'script.account.nowhereElse': '他にログインしているデバイスはありませんでした。',

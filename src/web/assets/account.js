@@ -247,6 +247,35 @@
     }, networkFailure);
   }
 
+  // --- Apps with access (Gatehouse as an OpenID Connect provider; the section hides where it is off) ---
+  var appList = document.getElementById('app-list');
+  function loadApps() {
+    if (!appList) return Promise.resolve();
+    return call('GET', '/api/auth/grants').then(function (result) {
+      if (result.response.status === 404) {
+        document.getElementById('apps-section').hidden = true;
+        return undefined;
+      }
+      if (!result.response.ok) return fail(result);
+      fill(
+        appList,
+        result.body.grants.map(function (app) {
+          return item(
+            [app.clientName, msg('script.account.appSince', { when: formatTime(app.createdAt) })],
+            actionButton(msg('script.account.appRevoke'), function () {
+              return call('DELETE', '/api/auth/grants/' + encodeURIComponent(app.clientId)).then(function (deleted) {
+                if (!deleted.response.ok) return fail(deleted);
+                showMessage('success', msg('script.account.appRevoked', { app: app.clientName }));
+                return loadApps();
+              }, networkFailure);
+            }),
+          );
+        }),
+        msg('script.account.noApps'),
+      );
+    }, networkFailure);
+  }
+
   // --- Two-factor sign-in ---
   var mfaStatusText = document.getElementById('mfa-status');
   function showOnly(ids) {
@@ -384,6 +413,7 @@
   });
 
   loadSessions();
+  loadApps();
   loadLinked();
   loadMfa();
 })();
