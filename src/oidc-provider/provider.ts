@@ -94,6 +94,41 @@ async function loadExistingGrant(deps: Pick<ProviderDeps, 'rememberedGrantId'>, 
   return grant;
 }
 
+/** The engine's features: introspection, revocation, client credentials, RP-initiated logout, resource indicators. */
+function featuresOf(settings: Readonly<OidcProviderConfig>): NonNullable<Configuration['features']> {
+  return {
+    devInteractions: { enabled: false },
+    // Introspection is for confidential clients (an API checking the tokens it is shown); a public
+    // client learns nothing from it. Revocation: any client, its own tokens only.
+    introspection: { enabled: true, allowedPolicy: async (_ctx, client) => client.clientAuthMethod !== 'none' },
+    revocation: {
+      enabled: true,
+      allowedPolicy: async (_ctx, client, token) => {
+        if (token.clientId === client.clientId) return true;
+        if (client.clientAuthMethod === 'none') return false;
+        throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+      },
+    },
+    clientCredentials: { enabled: true },
+    rpInitiatedLogout: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: () => undefined,
+      useGrantedResource: () => true,
+      getResourceServerInfo: (_ctx, resource) => {
+        if (!settings.resources.includes(resource)) throw new errors.InvalidTarget();
+        return {
+          scope: 'openid email offline_access',
+          audience: resource,
+          accessTokenTTL: settings.accessTokenTtlSeconds,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'ES256' } },
+        };
+      },
+    },
+  };
+}
+
 function configurationOf(deps: ProviderDeps): Configuration {
   const { settings } = deps;
   const cookie = { signed: true, secure: deps.secureCookies, sameSite: 'lax' as const, httpOnly: true };
@@ -133,36 +168,12 @@ function configurationOf(deps: ProviderDeps): Configuration {
       if (user === null || user.disabledAt !== null) return undefined;
       return { accountId: user.id, claims: () => ({ sub: user.id, email: user.email ?? undefined, email_verified: user.emailVerified }) };
     },
-    features: {
-      devInteractions: { enabled: false },
-      // Introspection is for confidential clients (an API checking the tokens it is shown); a public
-      // client learns nothing from it. Revocation: any client, its own tokens only.
-      introspection: { enabled: true, allowedPolicy: async (_ctx, client) => client.clientAuthMethod !== 'none' },
-      revocation: {
-        enabled: true,
-        allowedPolicy: async (_ctx, client, token) => {
-          if (token.clientId === client.clientId) return true;
-          if (client.clientAuthMethod === 'none') return false;
-          throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
-        },
-      },
-      clientCredentials: { enabled: true },
-      rpInitiatedLogout: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => undefined,
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx, resource) => {
-          if (!settings.resources.includes(resource)) throw new errors.InvalidTarget();
-          return {
-            scope: 'openid email offline_access',
-            audience: resource,
-            accessTokenTTL: settings.accessTokenTtlSeconds,
-            accessTokenFormat: 'jwt',
-            jwt: { sign: { alg: 'ES256' } },
-          };
-        },
-      },
+    features: featuresOf(settings),
+    // A browser app (an SPA) may call the token and userinfo endpoints from its own origin, the one it registered a redirect URI on.
+    clientBasedCORS: (ctx, origin, client) => {
+      if (origin === 'null') return false;
+      if (ctx.oidc.route !== 'userinfo' && client.clientAuthMethod !== 'none') return false;
+      return (client.redirectUris ?? []).some((uri) => URL.canParse(uri) && new URL(uri).origin === origin);
     },
     routes: OIDC_ROUTES,
     interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`, policy: interactionPolicyOf(deps) },
