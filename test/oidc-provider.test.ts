@@ -39,6 +39,10 @@ describeEachDialect('OpenID Connect provider', (dialect) => {
       ADMIN_API_KEY: ADMIN_KEY,
       ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
       OIDC_RESOURCES: RESOURCE,
+      // Every test registers and signs in people from one address.
+      RATE_LIMIT_REGISTER: '1000/1h',
+      RATE_LIMIT_LOGIN: '1000/15m',
+      RATE_LIMIT_OIDC_AUTHORIZE: '1000/1m',
     });
     server = await startServer(config, { clock, database, logger: createLogger({ level: 'silent' }) });
   });
@@ -219,6 +223,73 @@ describeEachDialect('OpenID Connect provider', (dialect) => {
       const refused = await fetch(noPkce, { redirect: 'manual' });
       const location = new URL(refused.headers.get('location')!);
       expect(location.searchParams.get('error')).toBe('invalid_request');
+    });
+  });
+
+  describe('prompt, and signing out through the app', () => {
+    const SIGNED_OUT = 'https://app.example.test/signed-out';
+
+    async function authorizeUrl(config: oidc.Configuration, extra: Record<string, string>): Promise<{ url: URL; verifier: string }> {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: APP,
+        scope: 'openid email',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state: oidc.randomState(),
+        ...extra,
+      });
+      return { url, verifier };
+    }
+
+    test('prompt=none: a code while the Gatehouse session lives, login_required once it is signed out; prompt=login asks again', async () => {
+      const person = await registerUser();
+      const { clientId, clientSecret } = await registerClient({ name: 'Silent', redirectUris: [APP], firstParty: true });
+      const config = await discover(clientId, clientSecret);
+      const { browser } = await signInThroughBrowser(config, person, { scope: 'openid email', consent: 'none' });
+
+      const silent = await browser.open((await authorizeUrl(config, { prompt: 'none' })).url);
+      expect(silent.url.searchParams.get('code')).toBeTruthy();
+      const again = await browser.open((await authorizeUrl(config, { prompt: 'login' })).url);
+      expect(again.url.pathname).toBe('/login');
+
+      const signedOut = await fetch(`${issuer()}/api/auth/logout`, { method: 'POST', headers: { cookie: browser.cookieHeader(), origin: issuer() } });
+      expect(signedOut.status).toBe(200);
+      browser.forget('gatehouse_session');
+      const refused = await browser.open((await authorizeUrl(config, { prompt: 'none' })).url);
+      expect(refused.url.origin + refused.url.pathname).toBe(APP);
+      expect(refused.url.searchParams.get('error')).toBe('login_required');
+    });
+
+    test('RP-initiated logout: confirmed, it ends the Gatehouse session too and returns to the registered address with the state', async () => {
+      const person = await registerUser();
+      const { clientId, clientSecret } = await registerClient({
+        name: 'Signs out',
+        redirectUris: [APP],
+        postLogoutRedirectUris: [SIGNED_OUT],
+        firstParty: true,
+      });
+      const config = await discover(clientId, clientSecret);
+      const { redirect, codeVerifier, state, browser } = await signInThroughBrowser(config, person, { scope: 'openid email', consent: 'none' });
+      const tokens = await oidc.authorizationCodeGrant(config, redirect, { pkceCodeVerifier: codeVerifier, expectedState: state });
+      expect((await fetch(`${issuer()}/api/auth/session`, { headers: { cookie: browser.cookieHeader() } })).status).toBe(200);
+
+      const endSession = oidc.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: SIGNED_OUT, state: 'bye-123' });
+      const confirmPage = await browser.open(endSession);
+      expect(confirmPage.response?.status).toBe(200);
+      const page = await confirmPage.response!.text();
+      const action = /<form[^>]*action="([^"]+)"/.exec(page)![1]!;
+      const xsrf = /name="xsrf" value="([^"]+)"/.exec(page)![1]!;
+      const done = await browser.open(new URL(action, issuer()), { method: 'POST', form: { xsrf, logout: 'yes' } });
+      expect(done.url.origin + done.url.pathname).toBe(SIGNED_OUT);
+      expect(done.url.searchParams.get('state')).toBe('bye-123');
+
+      const session = await fetch(`${issuer()}/api/auth/session`, { headers: { cookie: browser.cookieHeader() } });
+      expect(session.status).toBe(401);
+      const audit = await sql<{ metadata: string }>`select metadata from audit_events where event_type = 'logout' and user_id = ${person.id}`.execute(
+        database.kysely,
+      );
+      expect(audit.rows.map((row) => JSON.parse(row.metadata) as { via?: string })).toEqual([expect.objectContaining({ via: 'oidc_end_session' })]);
     });
   });
 

@@ -26,6 +26,7 @@ import type { ClientAdminDeps } from './clients.js';
 import { createEngine } from './engine.js';
 import { createGrantRoutes, grantRouteDocs } from './grant-routes.js';
 import { createInteractionRoutes } from './interaction-routes.js';
+import { endGatehouseSessionOnLogout } from './logout.js';
 import { createOidcMetrics, type OidcMetrics } from './metrics.js';
 import type { ProviderDeps } from './provider.js';
 import type { OidcClientStore, OidcRecordStore } from './store.js';
@@ -72,6 +73,7 @@ export const oidcProvider = defineCapability({
       trustProxyHops: config.trustProxyHops,
       securityHeaders: securityHeaders({ contentSecurityPolicy: ENGINE_CONTENT_SECURITY_POLICY, httpsBaseUrl: config.httpsBaseUrl }),
       onBuilt: (provider) => watchEngine(provider, parts, metrics),
+      middleware: [endGatehouseSessionOnLogout({ session: parts.session, cookie: parts.cookie, stores: parts.stores, clock })],
       provider: engineDeps(parts, { records, clients, envelope }),
     });
     const interactions = createInteractionRoutes({
@@ -81,6 +83,7 @@ export const oidcProvider = defineCapability({
       stores: parts.stores,
       page: pageSettingsOf(config),
       httpsBaseUrl: config.httpsBaseUrl,
+      markerKey: deriveKey(parts.jwtSecret, 'gatehouse oidc-provider fresh sign-in'),
     });
     const grants = createGrantRoutes({ grants: { records, clients, envelope, stores: parts.stores }, session: parts.session, cookie: parts.cookie });
     return {

@@ -30,6 +30,8 @@ export interface EngineDeps {
   provider: Omit<ProviderDeps, 'jwks'>;
   /** Told of each engine built (events: metrics and audit rows). */
   onBuilt: (provider: Provider) => void;
+  /** Middleware around the engine's own, after the limits (RP-initiated logout's end of the Gatehouse session). */
+  middleware: readonly ((ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>)[];
   securityHeaders: ReadonlyArray<[string, string]>;
 }
 
@@ -81,6 +83,7 @@ export function createEngine(deps: EngineDeps): Engine {
     }
     const provider = createProvider({ ...deps.provider, jwks: activeJwks(keys, deps.envelope, now) }, { trustProxy: deps.trustProxyHops > 0 });
     provider.use(limitsMiddleware(deps));
+    for (const middleware of deps.middleware) provider.use(middleware);
     deps.onBuilt(provider);
     current = { provider, handler: provider.callback(), fingerprint, checkedAt: now.getTime() };
     return current;

@@ -10,8 +10,12 @@
  * Node server; through the library face's `fetch` they answer 404.
  */
 import { Hono, type Context } from 'hono';
+import { getCookie } from 'hono/cookie';
 import type Provider from 'oidc-provider';
 import type { InteractionResults } from 'oidc-provider';
+import { sha256Hex } from '../crypto/digest.js';
+import { readSignedRecord, signRecord } from '../crypto/mac.js';
+import { addAnswerCookie } from '../http/answer.js';
 import type { AppEnv } from '../http/env.js';
 import { securityHeaders } from '../http/security-headers.js';
 import { validateSessionToken, type SessionDeps, type ValidSession } from '../session/flow.js';
@@ -29,6 +33,8 @@ export interface InteractionDeps {
   stores: Pick<Stores, 'audit'>;
   page: PageContextSettings;
   httpsBaseUrl: boolean;
+  /** Signs the marker of a request for a fresh sign-in (derived from JWT_SECRET). */
+  markerKey: Uint8Array;
 }
 
 type Interaction = Awaited<ReturnType<Provider['interactionDetails']>>;
@@ -47,11 +53,36 @@ function consentPolicy(redirectOrigins: readonly string[]): string {
   return `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; form-action 'self' ${redirectOrigins.join(' ')}; base-uri 'none'; frame-ancestors 'none'`;
 }
 
-/** Whether this sign-in is fresh enough: `prompt=login` and `max_age` ask for one made after the request. */
-function signInFreshEnough(interaction: Interaction, valid: ValidSession): boolean {
+/** How long a request for a fresh sign-in waits for it (the engine's interactions last an hour). */
+const REAUTH_MARKER_MS = 60 * 60 * 1000;
+const REAUTH_COOKIE = 'gatehouse_op_reauth';
+
+/** `prompt=login` and an exceeded `max_age` ask for a sign-in made for this request. */
+function needsFreshSignIn(interaction: Interaction): boolean {
   const reasons = interaction.prompt.reasons;
-  if (!reasons.includes('login_prompt') && !reasons.includes('max_age')) return true;
-  return valid.session.createdAt.getTime() >= (interaction.iat ?? 0) * 1000;
+  return reasons.includes('login_prompt') || reasons.includes('max_age');
+}
+
+/**
+ * A fresh sign-in is told by its session, not by clocks: the first visit remembers, in a signed
+ * cookie bound to the interaction, which Gatehouse session (if any) the browser had; the sign-in
+ * counts once the browser comes back with another one. Without the signed marker it never counts.
+ */
+function signedInAfterRequest(c: Context<AppEnv>, deps: InteractionDeps, uid: string, valid: ValidSession): boolean {
+  const marker = readSignedRecord(deps.markerKey, getCookie(c, REAUTH_COOKIE), c.get('requestContext').now);
+  return marker !== null && marker.u === uid && marker.s !== sha256Hex(valid.session.id);
+}
+
+function rememberSessionBeforeSignIn(c: Context<AppEnv>, deps: InteractionDeps, uid: string, valid: ValidSession | null): void {
+  const now = c.get('requestContext').now;
+  const marker = signRecord(deps.markerKey, { e: now.getTime() + REAUTH_MARKER_MS, u: uid, s: valid === null ? '' : sha256Hex(valid.session.id) });
+  addAnswerCookie(c, REAUTH_COOKIE, marker, {
+    path: `${INTERACTION_PATH}/${uid}`,
+    httpOnly: true,
+    secure: deps.httpsBaseUrl,
+    sameSite: 'Lax',
+    maxAge: REAUTH_MARKER_MS / 1000,
+  });
 }
 
 type Found = { provider: Provider; interaction: Interaction };
@@ -132,7 +163,11 @@ async function showStep(c: Context<AppEnv>, deps: InteractionDeps): Promise<Resp
   const valid = await readValid(deps, c);
   const backHere = `/login?return_to=${encodeURIComponent(`${INTERACTION_PATH}/${interaction.uid}`)}`;
   if (interaction.prompt.name === 'login') {
-    if (valid === null || !signInFreshEnough(interaction, valid)) return c.redirect(backHere, 303);
+    const fresh = needsFreshSignIn(interaction);
+    if (valid === null || (fresh && !signedInAfterRequest(c, deps, interaction.uid, valid))) {
+      if (fresh) rememberSessionBeforeSignIn(c, deps, interaction.uid, valid);
+      return c.redirect(backHere, 303);
+    }
     const { amr, acr } = amrOf(valid.session.methods);
     return finish(c, provider, {
       login: { accountId: valid.user.id, amr, ...(acr === undefined ? {} : { acr }), ts: Math.floor(valid.session.createdAt.getTime() / 1000), remember: true },
