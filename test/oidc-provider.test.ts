@@ -12,10 +12,12 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MockClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
+import { createStores } from '../src/db/stores.js';
 import { createLogger } from '../src/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { STRONG_PASSWORD, TEST_JWT_SECRET, describeEachDialect, openTestDatabase } from './support/harness.js';
 import { createTestBrowser } from './support/oidc-browser.js';
+import { totp } from './support/totp-oracle.js';
 
 const ADMIN_KEY = 'oidc-provider-test-admin-key-0123456789';
 const RESOURCE = 'https://api.example.test';
@@ -290,6 +292,60 @@ describeEachDialect('OpenID Connect provider', (dialect) => {
         database.kysely,
       );
       expect(audit.rows.map((row) => JSON.parse(row.metadata) as { via?: string })).toEqual([expect.objectContaining({ via: 'oidc_end_session' })]);
+    });
+  });
+
+  describe('acr_values=mfa', () => {
+    async function authorize(config: oidc.Configuration) {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const url = oidc.buildAuthorizationUrl(config, {
+        redirect_uri: APP,
+        scope: 'openid email',
+        acr_values: 'mfa',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state: 'mfa-state',
+      });
+      return { url, verifier };
+    }
+
+    test('an account without a second factor: the app is told unmet_authentication_requirements', async () => {
+      const person = await registerUser();
+      const { clientId, clientSecret } = await registerClient({ name: 'Needs MFA', redirectUris: [APP], firstParty: true });
+      const config = await discover(clientId, clientSecret);
+      const browser = createTestBrowser(issuer());
+      const step = await browser.open((await authorize(config)).url);
+      await browser.signIn(person.email, STRONG_PASSWORD);
+      const back = await browser.open(step.url.searchParams.get('return_to')!);
+      expect(back.url.origin + back.url.pathname).toBe(APP);
+      expect(back.url.searchParams.get('error')).toBe('unmet_authentication_requirements');
+    });
+
+    test('an account with an authenticator app: the code step on /login, then an ID token with acr mfa and amr pwd, otp, mfa', async () => {
+      const person = await registerUser();
+      // Two-factor sign-in needs a verified address; the link's own flow is tested elsewhere.
+      await createStores(database.kysely, dialect).users.markEmailVerified(person.id);
+      const setupBrowser = createTestBrowser(issuer());
+      await setupBrowser.signIn(person.email, STRONG_PASSWORD);
+      const setup = await setupBrowser.post('/api/auth/2fa/totp/setup', { currentPassword: STRONG_PASSWORD });
+      const setupBody = await setup.text();
+      expect(setup.status, setupBody).toBe(200);
+      const { secret } = JSON.parse(setupBody) as { secret: string };
+      expect((await setupBrowser.post('/api/auth/2fa/totp/enable', { code: totp(secret, clock.now().getTime()) })).status).toBe(200);
+      clock.advance(30_000);
+
+      const { clientId, clientSecret } = await registerClient({ name: 'Needs MFA too', redirectUris: [APP], firstParty: true });
+      const config = await discover(clientId, clientSecret);
+      const browser = createTestBrowser(issuer());
+      const { url, verifier } = await authorize(config);
+      const step = await browser.open(url);
+      const first = (await (await browser.post('/api/auth/login', { email: person.email, password: STRONG_PASSWORD })).json()) as { mfaRequired?: boolean };
+      expect(first.mfaRequired).toBe(true);
+      expect((await browser.post('/api/auth/2fa/verify', { code: totp(secret, clock.now().getTime()) })).status).toBe(200);
+      const back = await browser.open(step.url.searchParams.get('return_to')!);
+      expect(back.url.searchParams.get('code')).toBeTruthy();
+      const tokens = await oidc.authorizationCodeGrant(config, back.url, { pkceCodeVerifier: verifier, expectedState: 'mfa-state' });
+      expect(tokens.claims()).toMatchObject({ acr: 'mfa', amr: ['pwd', 'otp', 'mfa'] });
     });
   });
 

@@ -23,14 +23,15 @@ import { readSessionCookie, type SessionCookieSettings } from '../session/cookie
 import type { Stores } from '../stores.js';
 import { html, renderLayout, type PageContext } from '../web/html.js';
 import { pageContextOf, type PageContextSettings } from '../web/page-context.js';
+import { isSecondFactorRequired } from '../credentials/second-factor.js';
 import { amrOf } from './amr.js';
-import { INTERACTION_PATH } from './provider.js';
+import { INTERACTION_PATH, MFA_REASON } from './provider.js';
 
 export interface InteractionDeps {
   provider: () => Promise<Provider>;
   session: SessionDeps;
   cookie: SessionCookieSettings;
-  stores: Pick<Stores, 'audit'>;
+  stores: Pick<Stores, 'audit' | 'totp' | 'passkeys'>;
   page: PageContextSettings;
   httpsBaseUrl: boolean;
   /** Signs the marker of a request for a fresh sign-in (derived from JWT_SECRET). */
@@ -155,6 +156,25 @@ ${scopeWords(ctx.t)
   );
 }
 
+/**
+ * A client demanded a second factor the session has not proven: a person who has one (an
+ * authenticator app, a passkey) signs in again on /login, where it is asked for; one who has none
+ * cannot meet the demand, and the app is told so (`unmet_authentication_requirements`).
+ */
+async function stepUp(c: Context<AppEnv>, deps: InteractionDeps, found: Found, valid: ValidSession): Promise<Response> {
+  const { provider, interaction } = found;
+  const userId = valid.user.id;
+  const hasSecondFactor = (await isSecondFactorRequired(deps, userId)) || (await deps.stores.passkeys.countUserPasskeys(userId)) > 0;
+  if (!hasSecondFactor) {
+    return finish(c, provider, {
+      error: 'unmet_authentication_requirements',
+      error_description: 'The app asks for a second factor, and this account has none.',
+    });
+  }
+  rememberSessionBeforeSignIn(c, deps, interaction.uid, valid);
+  return c.redirect(`/login?return_to=${encodeURIComponent(`${INTERACTION_PATH}/${interaction.uid}`)}`, 303);
+}
+
 /** GET: the sign-in step hands over to /login and back; the consent step shows its page. */
 async function showStep(c: Context<AppEnv>, deps: InteractionDeps): Promise<Response> {
   const found = await interactionOf(deps, c);
@@ -169,6 +189,7 @@ async function showStep(c: Context<AppEnv>, deps: InteractionDeps): Promise<Resp
       return c.redirect(backHere, 303);
     }
     const { amr, acr } = amrOf(valid.session.methods);
+    if (interaction.prompt.reasons.includes(MFA_REASON) && acr !== 'mfa') return stepUp(c, deps, found, valid);
     return finish(c, provider, {
       login: { accountId: valid.user.id, amr, ...(acr === undefined ? {} : { acr }), ts: Math.floor(valid.session.createdAt.getTime() / 1000), remember: true },
     });

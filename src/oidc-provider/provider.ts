@@ -69,7 +69,23 @@ function interactionPolicyOf(deps: Pick<ProviderDeps, 'signedInAccount'>): Retur
       return signedIn?.userId === accountId ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT;
     }),
   );
+  login?.checks.add(
+    new interactionPolicy.Check(MFA_REASON, 'the client asked for a second factor (acr_values=mfa)', 'login_required', (ctx) =>
+      mfaRequested(ctx) && ctx.oidc.session?.acr !== 'mfa' ? interactionPolicy.Check.REQUEST_PROMPT : interactionPolicy.Check.NO_NEED_TO_PROMPT,
+    ),
+  );
   return policy;
+}
+
+/** The login prompt's reason when a client demands a second factor the session has not proven. */
+export const MFA_REASON = 'gatehouse_mfa';
+
+/** `acr_values` naming `mfa` (voluntary in OpenID Connect, a demand here), or `mfa` as an essential `acr` claim. */
+function mfaRequested(ctx: KoaContextWithOIDC): boolean {
+  const acrValues = ctx.oidc.params?.acr_values;
+  if (typeof acrValues === 'string' && acrValues.split(' ').includes('mfa')) return true;
+  const acr = ctx.oidc.claims?.id_token?.acr;
+  return acr?.essential === true && (acr.value === 'mfa' || acr.values?.includes('mfa') === true);
 }
 
 /**

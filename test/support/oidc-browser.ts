@@ -8,6 +8,8 @@ export interface TestBrowser {
   open(url: string | URL, init?: { method?: string; form?: Record<string, string> }): Promise<{ url: URL; response: Response | null }>;
   /** Signs in through the JSON API, as the /login page's script does; the session cookie joins the jar. */
   signIn(email: string, password: string): Promise<void>;
+  /** A JSON POST to Gatehouse's API from the page's origin, its cookies kept (the code step, 2FA setup). */
+  post(path: string, body: unknown): Promise<Response>;
   cookieHeader(): string;
   /** Forgets one cookie (a session that ended elsewhere). */
   forget(name: string): void;
@@ -53,6 +55,15 @@ export function createTestBrowser(origin: string): TestBrowser {
       });
       if (response.status !== 200) throw new Error(`sign-in answered ${response.status}: ${await response.text()}`);
       keep(response);
+    },
+    async post(path, body) {
+      const response = await fetch(new URL(path, origin), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin, cookie: cookieHeader() },
+        body: JSON.stringify(body),
+      });
+      keep(response);
+      return response;
     },
     cookieHeader,
     forget: (name) => void jar.delete(name),
