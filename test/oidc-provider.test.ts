@@ -349,6 +349,70 @@ describeEachDialect('OpenID Connect provider', (dialect) => {
     });
   });
 
+  describe('device authorization grant', () => {
+    /** The hidden fields and action of the engine's form on a page (the xsrf token, the user code). */
+    function formOf(page: string, id: string): { action: string; fields: Record<string, string> } {
+      const form = new RegExp(`<form[^>]*id="${id.replace('.', '\\.')}"[^>]*>([\\s\\S]*?)</form>`).exec(page);
+      expect(form, page).not.toBeNull();
+      const action = /action="([^"]+)"/.exec(form![0])![1]!;
+      const fields = Object.fromEntries([...form![1]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((match) => [match[1]!, match[2]!]));
+      return { action, fields };
+    }
+
+    test('a device shows a code; the person enters it at /device, signs in, consents, confirms; the device gets tokens once', async () => {
+      const person = await registerUser();
+      const { clientId, clientSecret } = await registerClient({ name: 'Living-room TV', grantTypes: ['device_code', 'refresh_token'] });
+      const config = await discover(clientId, clientSecret);
+      const device = await oidc.initiateDeviceAuthorization(config, { scope: 'openid email offline_access' });
+      expect(device.verification_uri).toBe(`${issuer()}/device`);
+      secretsSeen.push(device.device_code, device.user_code.replace('-', ''));
+
+      const pending = await fetch(String(config.serverMetadata().token_endpoint), {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret!}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: device.device_code }),
+      });
+      expect(((await pending.json()) as { error: string }).error).toBe('authorization_pending');
+
+      const browser = createTestBrowser(issuer());
+      const input = await browser.open(device.verification_uri);
+      const inputPage = await input.response!.text();
+      expect(inputPage).toContain('Enter the code your device shows.');
+      const entry = formOf(inputPage, 'op.deviceInputForm');
+      const confirmStep = await browser.open(new URL(entry.action, issuer()), { method: 'POST', form: { ...entry.fields, user_code: device.user_code } });
+      const confirmPage = await confirmStep.response!.text();
+      expect(confirmPage).toContain('Living-room TV');
+      expect(confirmPage).toContain(device.user_code);
+      const confirm = formOf(confirmPage, 'op.deviceConfirmForm');
+      let step = await browser.open(new URL(confirm.action, issuer()), { method: 'POST', form: confirm.fields });
+      expect(step.url.pathname).toBe('/login');
+      await browser.signIn(person.email, STRONG_PASSWORD);
+      step = await browser.open(step.url.searchParams.get('return_to')!);
+      expect(await step.response!.text()).toContain('Living-room TV asks to:');
+      const done = await browser.open(step.url, { method: 'POST', form: { decision: 'allow' } });
+      expect(await done.response!.text()).toContain('Living-room TV is signed in');
+
+      const tokens = await oidc.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:device_code', { device_code: device.device_code });
+      secretsSeen.push(tokens.access_token, tokens.refresh_token!);
+      expect(tokens.claims()!.sub).toBe(person.id);
+      await expect(oidc.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:device_code', { device_code: device.device_code })).rejects.toMatchObject(
+        { error: 'invalid_grant' },
+      );
+    });
+
+    test('a wrong code is refused on the page without signing anyone in', async () => {
+      const browser = createTestBrowser(issuer());
+      const input = await browser.open('/device');
+      const entry = formOf(await input.response!.text(), 'op.deviceInputForm');
+      const wrong = await browser.open(new URL(entry.action, issuer()), { method: 'POST', form: { ...entry.fields, user_code: 'BCDF-GHJK' } });
+      expect(wrong.response?.status).toBe(200);
+      expect(await wrong.response!.text()).toContain('That code is not right');
+    });
+  });
+
   describe('client credentials, resources, introspection, revocation', () => {
     test('an opaque token introspects active until revoked; a resource gets a JWT access token it verifies with the JWKS alone', async () => {
       const { clientId, clientSecret } = await registerClient({ name: 'Batch job', grantTypes: ['client_credentials'] });

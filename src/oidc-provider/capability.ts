@@ -129,6 +129,7 @@ function engineDeps(
     cookieKeys: [Buffer.from(deriveKey(parts.jwtSecret, 'gatehouse oidc-provider cookies')).toString('base64url')],
     secureCookies: config.httpsBaseUrl,
     settings: config.oidcProvider,
+    pages: pageSettingsOf(config),
     findUser: (userId) => parts.stores.users.findUserById(userId),
     async signedInAccount(cookieHeader) {
       const token = cookieHeader === undefined ? undefined : parseCookies(cookieHeader, parts.cookie.name)[parts.cookie.name];

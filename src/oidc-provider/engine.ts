@@ -45,6 +45,11 @@ const DISCOVERY = '/.well-known/openid-configuration';
 const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server';
 const TOKEN_PATHS = ['/oauth2/token', '/oauth2/introspect', '/oauth2/revoke'];
 
+/** The device grant's page: `/device`, its `/device/…` steps, with or without a query. */
+function isDevicePage(url: string): boolean {
+  return url.startsWith('/device') && (url.length === 7 || url[7] === '/' || url[7] === '?');
+}
+
 /** The client id of an HTTP Basic authorization header, for the per-client limit; null without one. */
 function basicClientId(header: string | undefined): string | null {
   if (header === undefined || !header.toLowerCase().startsWith('basic ')) return null;
@@ -107,7 +112,8 @@ export function createEngine(deps: EngineDeps): Engine {
 
   return {
     provider: async () => (await built()).provider,
-    nodeRoute: (url) => (url.startsWith('/oauth2/') || url.startsWith(DISCOVERY) || url.startsWith(AUTHORIZATION_SERVER_METADATA) ? handle : null),
+    nodeRoute: (url) =>
+      url.startsWith('/oauth2/') || url.startsWith(DISCOVERY) || url.startsWith(AUTHORIZATION_SERVER_METADATA) || isDevicePage(url) ? handle : null,
   };
 }
 

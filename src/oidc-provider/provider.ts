@@ -15,7 +15,9 @@ import type { JWK } from 'jose';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import type { User } from '../users/user.js';
 import { createAdapter, type AdapterDeps } from './adapter.js';
+import type { PageContextSettings } from '../web/page-context.js';
 import { FIRST_PARTY } from './client-metadata.js';
+import { devicePages, type DevicePageDeps } from './device-pages.js';
 import type { OidcProviderConfig } from './settings.js';
 
 /** The Gatehouse session behind a request's cookies, as the engine's checks need it. */
@@ -34,6 +36,8 @@ export interface ProviderDeps {
   findUser(userId: string): Promise<User | null>;
   /** Gatehouse's session of the request's cookie header; null when there is none that is valid. */
   signedInAccount(cookieHeader: string | undefined): Promise<SignedInAccount | null>;
+  /** What the device grant's pages need to look like every other page. */
+  pages: PageContextSettings;
   /** The grant an account gave a client in an earlier session (remembered consent); null when none. */
   rememberedGrantId(accountId: string, clientId: string): Promise<string | null>;
 }
@@ -46,7 +50,8 @@ export const OIDC_ROUTES = {
   revocation: '/oauth2/revoke',
   introspection: '/oauth2/introspect',
   end_session: '/oauth2/end-session',
-  code_verification: '/oauth2/device',
+  // The person's page (verification_uri); the device's own endpoint stays under /oauth2/.
+  code_verification: '/device',
   device_authorization: '/oauth2/device/auth',
   pushed_authorization_request: '/oauth2/par',
   backchannel_authentication: '/oauth2/backchannel',
@@ -110,9 +115,11 @@ async function loadExistingGrant(deps: Pick<ProviderDeps, 'rememberedGrantId'>, 
   return grant;
 }
 
-/** The engine's features: introspection, revocation, client credentials, RP-initiated logout, resource indicators. */
-function featuresOf(settings: Readonly<OidcProviderConfig>): NonNullable<Configuration['features']> {
+/** The engine's features: the device grant, introspection, revocation, client credentials, RP-initiated logout, resource indicators. */
+function featuresOf(settings: Readonly<OidcProviderConfig>, pages: DevicePageDeps): NonNullable<Configuration['features']> {
   return {
+    // RFC 8628: a TV or a command-line tool shows a code the person enters at /device.
+    deviceFlow: { enabled: true, charset: 'base-20', mask: '****-****', ...devicePages(pages) },
     devInteractions: { enabled: false },
     // Introspection is for confidential clients (an API checking the tokens it is shown); a public
     // client learns nothing from it. Revocation: any client, its own tokens only.
@@ -184,7 +191,7 @@ function configurationOf(deps: ProviderDeps): Configuration {
       if (user === null || user.disabledAt !== null) return undefined;
       return { accountId: user.id, claims: () => ({ sub: user.id, email: user.email ?? undefined, email_verified: user.emailVerified }) };
     },
-    features: featuresOf(settings),
+    features: featuresOf(settings, { issuer: deps.issuer, page: deps.pages }),
     // A browser app (an SPA) may call the token and userinfo endpoints from its own origin, the one it registered a redirect URI on.
     clientBasedCORS: (ctx, origin, client) => {
       if (origin === 'null') return false;

@@ -60,13 +60,22 @@ function scriptMessagesOf(lang: Language): Readonly<Record<string, string>> {
 
 const SCRIPT_MESSAGES: ReadonlyMap<Language, Readonly<Record<string, string>>> = new Map(SUPPORTED_LANGUAGES.map((lang) => [lang, scriptMessagesOf(lang)]));
 
+/** What a page's context reads of its request: Hono's context here, the OpenID Connect engine's elsewhere. */
+export interface PageRequest {
+  url: string;
+  query(name: string): string | undefined;
+  cookie(name: string): string | undefined;
+  header(name: string): string | undefined;
+  appendHeader(name: string, value: string): void;
+}
+
 /**
  * The page's own address for the language switcher's links, with only the query parameters the
  * page reads and which cannot carry prose: text from someone else's link must not be repeated.
  * return_to is the page's resolved one (already checked to be a path on this origin).
  */
-function switcherUrl(c: Context<AppEnv>, returnTo: string | undefined): URL {
-  const requested = new URL(c.req.url);
+function switcherUrl(requestUrl: string, returnTo: string | undefined): URL {
+  const requested = new URL(requestUrl);
   const url = new URL(requested.pathname, requested.origin);
   for (const name of ['token', 'mfa', 'error', 'provider', 'signed_out']) {
     const value = requested.searchParams.get(name);
@@ -78,20 +87,32 @@ function switcherUrl(c: Context<AppEnv>, returnTo: string | undefined): URL {
 
 /** The page's context for this request; sets the language cookie when `?lang=` chose the language. */
 export function pageContextOf(c: Context<AppEnv>, settings: PageContextSettings, returnTo?: string): PageContext {
-  const signals = { query: c.req.query('lang'), cookie: getCookie(c, LANGUAGE_COOKIE), acceptLanguage: c.req.header('accept-language') };
+  const request: PageRequest = {
+    url: c.req.url,
+    query: (name) => c.req.query(name),
+    cookie: (name) => getCookie(c, name),
+    header: (name) => c.req.header(name),
+    appendHeader: (name, value) => c.header(name, value, { append: true }),
+  };
+  return pageContextFrom(request, settings, returnTo);
+}
+
+/** The same, from any request that can be read as a PageRequest. */
+export function pageContextFrom(request: PageRequest, settings: PageContextSettings, returnTo?: string): PageContext {
+  const signals = { query: request.query('lang'), cookie: request.cookie(LANGUAGE_COOKIE), acceptLanguage: request.header('accept-language') };
   const { lang, fromQuery } = negotiatePageLanguage(signals, settings.defaultLanguage);
   // Chosen by the person, not DEFAULT_LANGUAGE: only then is it worth remembering on the account.
   const chosen = fromQuery || isSupportedLanguage(signals.cookie) || languageFromAcceptLanguage(signals.acceptLanguage) !== null;
-  if (fromQuery) c.header('Set-Cookie', languageCookie(lang, settings.httpsBaseUrl), { append: true });
+  if (fromQuery) request.appendHeader('Set-Cookie', languageCookie(lang, settings.httpsBaseUrl));
   // The language decides the page's text: a cache must not serve one person's language to another.
-  c.header('Vary', 'Cookie, Accept-Language', { append: true });
+  request.appendHeader('Vary', 'Cookie, Accept-Language');
   return {
     devMode: settings.devMode,
     appName: settings.appName,
     lang,
     languageChosen: chosen,
     t: translator(lang),
-    url: switcherUrl(c, returnTo),
+    url: switcherUrl(request.url, returnTo),
     scriptMessages: SCRIPT_MESSAGES.get(lang) ?? {},
     brandHead: settings.brandHead,
     brandMark: settings.brandMark,

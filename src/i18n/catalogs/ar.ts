@@ -100,6 +100,18 @@ export const ar: Readonly<Record<string, string>> = {
   'dashboard.signedInAs': 'تم تسجيل الدخول باسم',
   'dashboard.title': 'حسابك',
   'dashboard.verified': 'تم التحقق منه',
+  'device.abort': 'إلغاء',
+  'device.confirmHint': 'إذا لم تبدأ ذلك بنفسك أو كان الرمز مختلفًا، فاختر إلغاء.',
+  'device.confirmText': 'يطلب ⁨{{client}}⁩ على جهازك تسجيل الدخول إلى حسابك. يجب أن يعرض هذا الرمز:',
+  'device.confirmTitle': 'تأكيد الجهاز',
+  'device.continue': 'متابعة',
+  'device.enterCode': 'أدخل الرمز الذي يعرضه جهازك.',
+  'device.failed': 'حدث خطأ ما. ابدأ من جديد على جهازك.',
+  'device.interrupted': 'انقطع تسجيل الدخول. ابدأ من جديد على جهازك.',
+  'device.success': 'تم تسجيل دخول ⁨{{client}}⁩. يمكنك إغلاق هذه الصفحة.',
+  'device.successTitle': 'تم ربط الجهاز',
+  'device.title': 'ربط جهاز',
+  'device.wrongCode': 'هذا الرمز غير صحيح أو انتهت صلاحيته. تحقق منه وحاول مرة أخرى.',
   'email.accountLocked.nobody':
     'لم يسجّل أحد الدخول، فقد فشلت جميع المحاولات. ويظل بإمكان المتصفح الذي سبق أن سجّل الدخول إلى حسابك تسجيل الدخول خلال فترة الإيقاف.',
   'email.accountLocked.notYou':

@@ -96,6 +96,18 @@ export const de: Readonly<Record<string, string>> = {
   'dashboard.signedInAs': 'Angemeldet als',
   'dashboard.title': 'Ihr Konto',
   'dashboard.verified': 'Bestätigt',
+  'device.abort': 'Abbrechen',
+  'device.confirmHint': 'Wenn Sie das nicht begonnen haben oder der Code abweicht, wählen Sie Abbrechen.',
+  'device.confirmText': '{{client}} auf Ihrem Gerät möchte sich bei Ihrem Konto anmelden. Es sollte diesen Code anzeigen:',
+  'device.confirmTitle': 'Gerät bestätigen',
+  'device.continue': 'Weiter',
+  'device.enterCode': 'Geben Sie den Code ein, den Ihr Gerät anzeigt.',
+  'device.failed': 'Etwas ist schiefgegangen. Beginnen Sie auf Ihrem Gerät neu.',
+  'device.interrupted': 'Die Anmeldung wurde unterbrochen. Beginnen Sie auf Ihrem Gerät neu.',
+  'device.success': '{{client}} ist angemeldet. Sie können diese Seite schließen.',
+  'device.successTitle': 'Gerät verbunden',
+  'device.title': 'Gerät verbinden',
+  'device.wrongCode': 'Dieser Code stimmt nicht oder ist abgelaufen. Prüfen Sie ihn und versuchen Sie es erneut.',
   'email.accountLocked.nobody':
     'Niemand hat sich angemeldet: Alle Versuche sind fehlgeschlagen. Ein Browser, in dem Sie bei Ihrem Konto bereits angemeldet waren, kann sich auch während der Sperre anmelden.',
   'email.accountLocked.notYou':

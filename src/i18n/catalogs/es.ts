@@ -97,6 +97,18 @@ export const es: Readonly<Record<string, string>> = {
   'dashboard.signedInAs': 'Sesión iniciada como',
   'dashboard.title': 'Tu cuenta',
   'dashboard.verified': 'Verificado',
+  'device.abort': 'Cancelar',
+  'device.confirmHint': 'Si no lo has iniciado tú, o el código no coincide, elige Cancelar.',
+  'device.confirmText': '{{client}} en tu dispositivo pide iniciar sesión en tu cuenta. Debería mostrar este código:',
+  'device.confirmTitle': 'Confirmar el dispositivo',
+  'device.continue': 'Continuar',
+  'device.enterCode': 'Escribe el código que muestra tu dispositivo.',
+  'device.failed': 'Algo salió mal. Vuelve a empezar en tu dispositivo.',
+  'device.interrupted': 'Se interrumpió el inicio de sesión. Vuelve a empezar en tu dispositivo.',
+  'device.success': '{{client}} ha iniciado sesión. Puedes cerrar esta página.',
+  'device.successTitle': 'Dispositivo conectado',
+  'device.title': 'Conectar un dispositivo',
+  'device.wrongCode': 'Ese código no es correcto o ha caducado. Revísalo e inténtalo de nuevo.',
   'email.accountLocked.nobody':
     'Nadie ha iniciado sesión: todos los intentos han fallado. Un navegador en el que ya hubieras iniciado sesión en tu cuenta puede seguir haciéndolo durante la pausa.',
   'email.accountLocked.notYou':

@@ -98,6 +98,18 @@ export const fr: Readonly<Record<string, string>> = {
   'dashboard.signedInAs': 'Session ouverte en tant que',
   'dashboard.title': 'Votre compte',
   'dashboard.verified': 'Vérifiée',
+  'device.abort': 'Annuler',
+  'device.confirmHint': 'Si vous n’êtes pas à l’origine de cette demande, ou si le code diffère, choisissez Annuler.',
+  'device.confirmText': '{{client}} sur votre appareil demande à se connecter à votre compte. Il doit afficher ce code :',
+  'device.confirmTitle': 'Confirmer l’appareil',
+  'device.continue': 'Continuer',
+  'device.enterCode': 'Saisissez le code affiché par votre appareil.',
+  'device.failed': 'Une erreur s’est produite. Recommencez sur votre appareil.',
+  'device.interrupted': 'La connexion a été interrompue. Recommencez sur votre appareil.',
+  'device.success': '{{client}} est connecté. Vous pouvez fermer cette page.',
+  'device.successTitle': 'Appareil connecté',
+  'device.title': 'Connecter un appareil',
+  'device.wrongCode': 'Ce code est incorrect ou a expiré. Vérifiez-le et réessayez.',
   'email.accountLocked.nobody':
     'Personne ne s’est connecté : les tentatives ont échoué. Un navigateur qui était déjà connecté à votre compte peut continuer à se connecter pendant la suspension.',
   'email.accountLocked.notYou':

@@ -97,6 +97,18 @@ export const ja: Readonly<Record<string, string>> = {
   'dashboard.signedInAs': 'ログイン中のアカウント',
   'dashboard.title': 'アカウント',
   'dashboard.verified': '確認済み',
+  'device.abort': 'キャンセル',
+  'device.confirmHint': '心当たりがない場合やコードが異なる場合は、キャンセルを選んでください。',
+  'device.confirmText': 'デバイス上の {{client}} があなたのアカウントへのサインインを求めています。次のコードが表示されているはずです:',
+  'device.confirmTitle': 'デバイスの確認',
+  'device.continue': '続行',
+  'device.enterCode': 'デバイスに表示されているコードを入力してください。',
+  'device.failed': '問題が発生しました。デバイスでもう一度始めてください。',
+  'device.interrupted': 'サインインが中断されました。デバイスでもう一度始めてください。',
+  'device.success': '{{client}} はサインインしました。このページを閉じてかまいません。',
+  'device.successTitle': 'デバイスを接続しました',
+  'device.title': 'デバイスを接続',
+  'device.wrongCode': 'コードが正しくないか、期限切れです。確認してもう一度お試しください。',
   'email.accountLocked.nobody':
     'ログインには成功していません（試行はすべて失敗しました）。以前このアカウントにログインしたブラウザからは、停止中もログインできます。',
   'email.accountLocked.notYou':
