@@ -3,7 +3,8 @@
  * the server-side web app (`web-app.mjs`) signs a person in through /login and the consent page,
  * shows their claims and refreshes its access token; the API (`api.mjs`) accepts a token the
  * service (`service.mjs`) got by client credentials for its resource, and refuses one for another
- * resource. Each block runs as its own process, from a file inside the repository so
+ * resource; the device (`device.mjs`) is signed in once a person enters its code at /device.
+ * Each block runs as its own process, from a file inside the repository so
  * `openid-client` and `jose` resolve as they would in an app.
  *
  * Claims of its prose are checked too: a JWT access token cannot be revoked or introspected (it
@@ -86,6 +87,46 @@ async function runSnippet(name: string, env: Record<string, string>): Promise<st
   return stdout.trim();
 }
 
+/** Runs a documented script that talks while it waits: each line it prints, and its whole output at its end. */
+function startScript(name: string, env: Record<string, string>): { line(pattern: RegExp): Promise<RegExpExecArray>; exited: Promise<string> } {
+  const child = spawn(process.execPath, [fileOf(name)], { env: { PATH: process.env.PATH ?? '', ...env } });
+  children.push(child);
+  let stdout = '';
+  let stderr = '';
+  const waiting: Array<() => void> = [];
+  child.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    for (const wake of waiting.splice(0)) wake();
+  });
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<string>((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${name} exited ${code}: ${stderr}`)))),
+  );
+  return {
+    async line(pattern) {
+      for (;;) {
+        const found = stdout
+          .split('\n')
+          .map((each) => pattern.exec(each))
+          .find((match) => match !== null);
+        if (found) return found;
+        if (child.exitCode !== null) throw new Error(`${name} exited: ${stdout}${stderr}`);
+        await new Promise<void>((resolve) => waiting.push(resolve));
+      }
+    },
+    exited,
+  };
+}
+
+/** The hidden fields and action of one of the engine's forms on a page. */
+function formOf(page: string, id: string): { action: string; fields: Record<string, string> } {
+  const form = new RegExp(`<form[^>]*id="${id.replace('.', '\\.')}"[^>]*>([\\s\\S]*?)</form>`).exec(page);
+  if (form === null) throw new Error(`no form ${id} in ${page}`);
+  const action = /action="([^"]+)"/.exec(form[0])![1]!;
+  const fields = Object.fromEntries([...form[1]!.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)].map((match) => [match[1]!, match[2]!]));
+  return { action, fields };
+}
+
 afterAll(() => {
   for (const child of children) child.kill();
   for (const file of written) rmSync(file, { force: true });
@@ -133,6 +174,13 @@ describeEachDialect('docs/oidc-provider.md, run as written', (dialect) => {
     return { clientId: answer.client.clientId, clientSecret: answer.clientSecret };
   }
 
+  const register = (email: string): Promise<Response> =>
+    fetch(`${issuer()}/api/auth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: issuer() },
+      body: JSON.stringify({ email, password: STRONG_PASSWORD }),
+    });
+
   async function tokensIssued(grantType: string): Promise<number> {
     const text = await (await fetch(`${issuer()}/metrics`)).text();
     const line = text.split('\n').find((each) => each.startsWith(`gatehouse_oidc_tokens_issued_total{grant_type="${grantType}"}`));
@@ -179,6 +227,36 @@ describeEachDialect('docs/oidc-provider.md, run as written', (dialect) => {
       expect((await oidc.tokenIntrospection(config, opaque)).active).toBe(false);
     },
   );
+
+  test('the device signs in once the person enters its code at /device, signs in and allows it', { timeout: 60_000 }, async () => {
+    const email = `tv-${randomBytes(4).toString('hex')}@example.com`;
+    expect((await register(email)).status).toBe(201);
+    const { clientId } = await registerClient({ name: 'Living-room TV', public: true, grantTypes: ['device_code', 'refresh_token'] });
+    const device = startScript('device.mjs', { GATEHOUSE_URL: issuer(), CLIENT_ID: clientId });
+    const shown = await device.line(/^Open (\S+) and enter the code (\S+)$/);
+    expect(shown[1]).toBe(`${issuer()}/device`);
+
+    const browser = createTestBrowser(issuer());
+    const entry = formOf(await (await browser.open(shown[1]!)).response!.text(), 'op.deviceInputForm');
+    // Typed as a person might: lower case, no dash.
+    const typed = shown[2]!.replace('-', '').toLowerCase();
+    const confirmPage = await (
+      await browser.open(new URL(entry.action, issuer()), { method: 'POST', form: { ...entry.fields, user_code: typed } })
+    ).response!.text();
+    expect(confirmPage).toContain(shown[2]);
+    const confirm = formOf(confirmPage, 'op.deviceConfirmForm');
+    let step = await browser.open(new URL(confirm.action, issuer()), { method: 'POST', form: confirm.fields });
+    expect(step.url.pathname).toBe('/login');
+    await browser.signIn(email, STRONG_PASSWORD);
+    step = await browser.open(step.url.searchParams.get('return_to')!);
+    await browser.open(step.url, { method: 'POST', form: { decision: 'allow' } });
+
+    const output = await device.exited;
+    const id = (await (await fetch(`${issuer()}/api/admin/users?query=${email}`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as {
+      users: { id: string }[];
+    };
+    expect(output.trim().split('\n').at(-1)).toBe(`signed in as ${id.users[0]!.id}`);
+  });
 
   test('a native app redirects to its private-use scheme, or to a registered loopback URI on any port', async () => {
     const { clientId } = await registerClient({ name: 'Desktop', public: true, redirectUris: ['http://127.0.0.1/callback', 'com.example.app:/callback'] });
