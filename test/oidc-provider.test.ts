@@ -6,6 +6,8 @@
  * introspection and revocation, and what the database keeps afterwards.
  */
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { sql } from 'kysely';
 import * as oidc from 'openid-client';
@@ -410,6 +412,67 @@ describeEachDialect('OpenID Connect provider', (dialect) => {
       const wrong = await browser.open(new URL(entry.action, issuer()), { method: 'POST', form: { ...entry.fields, user_code: 'BCDF-GHJK' } });
       expect(wrong.response?.status).toBe(200);
       expect(await wrong.response!.text()).toContain('That code is not right');
+    });
+  });
+
+  describe('back-channel logout', () => {
+    test('a session ended on Gatehouse sends each app with a back-channel URI a signed logout token; a failed one is retried', async () => {
+      const received: { status: number; body: string }[] = [];
+      let answer = 204;
+      const receiver = http.createServer((request, response) => {
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        request.on('end', () => {
+          received.push({ status: answer, body });
+          response.writeHead(answer).end();
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      try {
+        const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/backchannel`;
+        const person = await registerUser();
+        const { clientId, clientSecret } = await registerClient({
+          name: 'Told of logouts',
+          redirectUris: [APP],
+          backchannelLogoutUri: receiverUrl,
+          firstParty: true,
+        });
+        const config = await discover(clientId, clientSecret);
+        const { browser } = await signInThroughBrowser(config, person, { scope: 'openid email', consent: 'none' });
+
+        expect((await fetch(`${issuer()}/api/auth/logout`, { method: 'POST', headers: { cookie: browser.cookieHeader(), origin: issuer() } })).status).toBe(
+          200,
+        );
+        await server.gatehouse.deliverWebhooks();
+        expect(received).toHaveLength(1);
+        const logoutToken = new URLSearchParams(received[0]!.body).get('logout_token')!;
+        const { payload, protectedHeader } = await jwtVerify(logoutToken, createRemoteJWKSet(new URL(`${issuer()}/oauth2/jwks`)), {
+          issuer: issuer(),
+          audience: clientId,
+          typ: 'logout+jwt',
+        });
+        expect(protectedHeader.alg).toBe('ES256');
+        expect(payload.sub).toBe(person.id);
+        expect(payload.events).toEqual({ 'http://schemas.openid.net/event/backchannel-logout': {} });
+        expect(payload.nonce).toBeUndefined();
+        expect(typeof payload.jti).toBe('string');
+
+        // Disabled by an operator, while the app is down: tried again 5 s later, then delivered.
+        answer = 503;
+        await browser.signIn(person.email, STRONG_PASSWORD);
+        const disabled = await admin('POST', `/users/${person.id}/disable`);
+        expect(disabled.status).toBe(200);
+        await server.gatehouse.deliverWebhooks();
+        expect(received.map((each) => each.status)).toEqual([204, 503]);
+        answer = 204;
+        await server.gatehouse.deliverWebhooks();
+        expect(received).toHaveLength(2);
+        clock.advance(5_000);
+        await server.gatehouse.deliverWebhooks();
+        expect(received.map((each) => each.status)).toEqual([204, 503, 204]);
+      } finally {
+        await new Promise((resolve) => receiver.close(resolve));
+      }
     });
   });
 

@@ -311,7 +311,7 @@ export async function eraseAccount(stores: Stores, user: Pick<User, 'id' | 'emai
     for (const address of addresses) await tx.outbox.expireQueuedEmailsTo(address);
     // Deleted here rather than by the cascade, so the event can name them.
     const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
-    await tx.appAccess.revokeAccount(user.id);
+    await tx.appAccess.revokeAccount(user.id, report.now);
     const deleted = await tx.users.deleteUser(user.id);
     if (user.email !== null) await tx.audit.forgetEmail(user.id, user.email);
     if (deleted) {

@@ -160,7 +160,7 @@ export async function disableUser(deps: AdminDeps, user: User, operator: Operato
     if (!(await tx.users.setDisabledAt(user.id, disabledAt))) return null;
     const ids = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
     // The apps it signed in to through Gatehouse lose their tokens with it.
-    await tx.appAccess.revokeAccount(user.id);
+    await tx.appAccess.revokeAccount(user.id, operator.now);
     if (user.disabledAt === null) await emitEvent(tx, operator.now, 'user.disabled', user, { actor: operator.actor });
     await reportSessionsRevoked(tx, operator.now, user, ids, 'disabled');
     return ids;

@@ -279,6 +279,21 @@ export interface OidcClientsTable {
   updated_at: number;
 }
 
+/** A back-channel logout owed to a client (018-oidc-provider.ts). */
+export interface OidcLogoutNoticesTable {
+  id: string;
+  client_id: string;
+  account_id: string;
+  /** pending, delivered or failed. */
+  status: string;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  /** A worker's claim on it until then. */
+  locked_until: number | null;
+  last_error: string | null;
+  created_at: number;
+}
+
 export interface Database {
   users: UsersTable;
   sessions: SessionsTable;
@@ -301,4 +316,5 @@ export interface Database {
   oidc_records: OidcRecordsTable;
   oidc_signing_keys: OidcSigningKeysTable;
   oidc_clients: OidcClientsTable;
+  oidc_logout_notices: OidcLogoutNoticesTable;
 }

@@ -5,6 +5,7 @@ import { createAccountStore } from './account-store.js';
 import { createAuditStore } from './audit-store.js';
 import { createEmailSignInStore } from './email-sign-in-store.js';
 import { createRecoveryCodeStore, createTotpStore } from './mfa-store.js';
+import { enqueueLogoutNotices } from './oidc-logout-store.js';
 import { revokeAppAccess } from './oidc-record-store.js';
 import { createOutboxStore } from './outbox-store.js';
 import { createPasskeyStore } from './passkey-store.js';
@@ -32,7 +33,13 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
       emailSignIns: createEmailSignInStore(executor),
       passkeys: createPasskeyStore(executor),
       webhookEvents: createWebhookEventStore(executor),
-      appAccess: { revokeAccount: (accountId) => revokeAppAccess(executor, accountId) },
+      appAccess: {
+        async revokeAccount(accountId, now) {
+          await enqueueLogoutNotices(executor, accountId, now);
+          return revokeAppAccess(executor, accountId);
+        },
+        notifyLogout: async (accountId, now) => void (await enqueueLogoutNotices(executor, accountId, now)),
+      },
       transaction: (work) => (inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true)))),
     };
     return stores;

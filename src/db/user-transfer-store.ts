@@ -1,6 +1,7 @@
 /** @module TransferStore over Kysely: bulk reads and writes for user import, pages for export, one person's data. */
 import type { Kysely } from 'kysely';
 import type { ExistingUser, ExportedUserRow, NewProviderLink, OwnData, ProviderLink, TransferStore } from '../user-transfer/store.js';
+import { enqueueLogoutNotices } from './oidc-logout-store.js';
 import { revokeAppAccess } from './oidc-record-store.js';
 import type { Database } from './schema.js';
 import { createWebhookEventStore } from './webhook-event-store.js';
@@ -14,11 +15,12 @@ export function createTransferStore(db: Kysely<Database>): TransferStore {
     exportPage: (afterId, limit) => exportPage(db, afterId, limit),
     ownData: (userId, now) => ownData(db, userId, now),
     webhookEvents: createWebhookEventStore(db),
+    appAccess: { notifyLogout: async (accountId, now) => void (await enqueueLogoutNotices(db, accountId, now)) },
   };
 }
 
 /** The reads and bulk writes of an import batch. */
-function importMethods(db: Kysely<Database>): Omit<TransferStore, 'transaction' | 'exportPage' | 'ownData' | 'webhookEvents'> {
+function importMethods(db: Kysely<Database>): Omit<TransferStore, 'transaction' | 'exportPage' | 'ownData' | 'webhookEvents' | 'appAccess'> {
   return {
     async findUsers(emails, externalIds) {
       if (emails.length === 0 && externalIds.length === 0) return [];
@@ -84,8 +86,9 @@ function importMethods(db: Kysely<Database>): Omit<TransferStore, 'transaction' 
 
     insertLinks: (links) => insertLinks(db, links),
 
-    async deleteSessions(userId) {
+    async deleteSessions(userId, now) {
       const rows = await db.deleteFrom('sessions').where('user_id', '=', userId).returning('id').execute();
+      await enqueueLogoutNotices(db, userId, now);
       await revokeAppAccess(db, userId);
       return rows.map((row) => row.id);
     },

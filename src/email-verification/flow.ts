@@ -176,7 +176,7 @@ export async function declineAccount(deps: VerificationDeps, token: string, ctx:
     const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
     await reportSessionsRevoked(tx, ctx.now, user, revokedIds, 'deleted');
     await emitEvent(tx, ctx.now, 'user.deleted', user, { reason: 'declined_from_verification_link' });
-    await tx.appAccess.revokeAccount(user.id);
+    await tx.appAccess.revokeAccount(user.id, ctx.now);
     await tx.users.deleteUser(user.id);
     // Nothing more reaches the address on behalf of an account that is gone.
     if (user.email !== null) await tx.outbox.expireQueuedEmailsTo(user.email);

@@ -45,6 +45,7 @@ import { SIGN_IN_FLOW_LIFETIME_SECONDS, openPendingSignIn, sealPendingSignIn, ty
 import { createCodeChallenge, generateCodeVerifier, generateNonce, generateState } from './pkce.js';
 import { ProviderRequestError, describeProviderFailure, toSafeErrorCode, type OAuthProvider, type ProviderProfile, type ProviderTokens } from './provider.js';
 import { resolveReturnTo } from '../http/return-to.js';
+import type { AppAccessStore } from '../oidc-provider/store.js';
 import type { AccountStore, ConsumedSignInStore, LinkedAccount, PendingLink } from './store.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import { sha256Hex } from '../crypto/digest.js';
@@ -72,6 +73,7 @@ export interface OAuthStores {
   passkeys: Pick<PasskeyStore, 'listUserPasskeys' | 'deleteUserPasskeys'>;
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
   webhookEvents: WebhookEventStore;
+  appAccess: Pick<AppAccessStore, 'notifyLogout'>;
   transaction<T>(work: (stores: OAuthStores) => Promise<T>): Promise<T>;
 }
 

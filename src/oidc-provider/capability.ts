@@ -14,6 +14,7 @@ import { createEnvelope, type Envelope } from '../crypto/envelope.js';
 import { deriveKey } from '../crypto/mac.js';
 import { createOidcClientStore } from '../db/oidc-client-store.js';
 import { createOidcKeyStore } from '../db/oidc-key-store.js';
+import { createLogoutNoticeStore } from '../db/oidc-logout-store.js';
 import { createOidcRecordStore } from '../db/oidc-record-store.js';
 import { securityHeaders } from '../http/security-headers.js';
 import type { SharedParts } from '../parts.js';
@@ -24,9 +25,10 @@ import { oidcProviderLine } from './banner.js';
 import { OIDC_COMMANDS } from './cli.js';
 import type { ClientAdminDeps } from './clients.js';
 import { createEngine } from './engine.js';
-import { createGrantRoutes, grantRouteDocs } from './grant-routes.js';
+import { createGrantRoutes, grantRouteDocs, type GrantRouteDeps } from './grant-routes.js';
 import { createInteractionRoutes } from './interaction-routes.js';
 import { endGatehouseSessionOnLogout } from './logout.js';
+import { NOTICE_RETENTION_MS, createLogoutWorker } from './logout-worker.js';
 import { createOidcMetrics, type OidcMetrics } from './metrics.js';
 import type { ProviderDeps } from './provider.js';
 import type { OidcClientStore, OidcRecordStore } from './store.js';
@@ -59,9 +61,17 @@ export const oidcProvider = defineCapability({
               routes: createClientRoutes({ clients: clientDeps, requireAdminKey: adminKeyCheck({ apiKey: config.adminApiKey, limits: parts.limits }) }),
             },
           ];
-    const sweep = async (now: Date) => ({ oidcRecords: await records.sweepExpiredRecords(now) });
+    const notices = createLogoutNoticeStore(parts.database.kysely);
+    const sweep = async (now: Date) => ({
+      oidcRecords: await records.sweepExpiredRecords(now),
+      oidcLogoutNotices: await notices.sweepNotices(new Date(now.getTime() - NOTICE_RETENTION_MS)),
+    });
     const startLines = async () => [oidcProviderLine(config, envelope !== null, await clients.countClients())];
-    if (envelope === null) return { routes: adminRoutes, sweep, startLines };
+    const grantRoutes = (grants: GrantRouteDeps['grants']) => ({
+      prefix: '/api/auth',
+      routes: createGrantRoutes({ grants, session: parts.session, cookie: parts.cookie }),
+    });
+    if (envelope === null) return { routes: [grantRoutes(null), ...adminRoutes], sweep, startLines };
 
     const metrics = createOidcMetrics();
     parts.metrics.extend(metrics);
@@ -85,11 +95,19 @@ export const oidcProvider = defineCapability({
       httpsBaseUrl: config.httpsBaseUrl,
       markerKey: deriveKey(parts.jwtSecret, 'gatehouse oidc-provider fresh sign-in'),
     });
-    const grants = createGrantRoutes({ grants: { records, clients, envelope, stores: parts.stores }, session: parts.session, cookie: parts.cookie });
+    const worker = createLogoutWorker({
+      notices,
+      clients,
+      provider: engine.provider,
+      send: { timeoutMs: config.webhooks.timeoutMs, requireHttps: config.webhooks.requireHttps, allowPrivateNetworks: config.webhooks.allowPrivateNetworks },
+      clock,
+      logger: parts.logger,
+    });
     return {
-      routes: [{ prefix: '/', routes: interactions }, { prefix: '/api/auth', routes: grants }, ...adminRoutes],
+      routes: [{ prefix: '/', routes: interactions }, grantRoutes({ records, clients, envelope, stores: parts.stores }), ...adminRoutes],
       sweep,
       startLines,
+      worker,
       nodeRoute: engine.nodeRoute,
     };
   },

@@ -44,7 +44,7 @@ export function clientMetadata(client: OidcClient, secretHash: string | null): C
     response_types: client.grantTypes.includes('authorization_code') ? ['code'] : [],
     scope: client.scopes.join(' '),
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
-    ...(client.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: client.backchannelLogoutUri, backchannel_logout_session_required: true }),
+    ...(client.backchannelLogoutUri === null ? {} : { backchannel_logout_uri: client.backchannelLogoutUri, backchannel_logout_session_required: false }),
     [FIRST_PARTY]: client.firstParty,
   };
 }

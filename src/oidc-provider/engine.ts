@@ -86,7 +86,7 @@ export function createEngine(deps: EngineDeps): Engine {
       current.checkedAt = now.getTime();
       return current;
     }
-    const provider = createProvider({ ...deps.provider, jwks: activeJwks(keys, deps.envelope, now) }, { trustProxy: deps.trustProxyHops > 0 });
+    const provider = await createProvider({ ...deps.provider, jwks: activeJwks(keys, deps.envelope, now) }, { trustProxy: deps.trustProxyHops > 0 });
     provider.use(limitsMiddleware(deps));
     for (const middleware of deps.middleware) provider.use(middleware);
     deps.onBuilt(provider);

@@ -1,7 +1,8 @@
 /**
  * @module The person's own view of the apps with access: `GET /api/auth/grants` and
  * `DELETE /api/auth/grants/:clientId`, with the session cookie (401 without one). The account
- * page's "Apps with access" section reads and revokes through them.
+ * page's "Apps with access" section reads and revokes through them. Mounted whether or not the
+ * provider runs: without it no app has access (an empty list, and 404 for any app).
  */
 import { Hono } from 'hono';
 import { z } from 'zod';
@@ -16,9 +17,11 @@ import { requireSession } from '../session/read-session.js';
 import { listAppsWithAccess, revokeAppAccess, type GrantDeps } from './grants.js';
 
 const CLIENT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+const NO_ACCESS = 'This app has no access to your account.';
 
 export interface GrantRouteDeps {
-  grants: GrantDeps;
+  /** Null when the provider does not run (no envelope key). */
+  grants: GrantDeps | null;
   session: SessionDeps;
   cookie: SessionCookieSettings;
 }
@@ -27,13 +30,14 @@ export function createGrantRoutes(deps: GrantRouteDeps): Hono<AppEnv> {
   return new Hono<AppEnv>()
     .get('/grants', async (c) => {
       const signedIn = await requireSession(c, deps);
-      return jsonAnswer(c, { grants: await listAppsWithAccess(deps.grants, signedIn.user.id, c.get('requestContext').now) });
+      const grants = deps.grants === null ? [] : await listAppsWithAccess(deps.grants, signedIn.user.id, c.get('requestContext').now);
+      return jsonAnswer(c, { grants });
     })
     .delete('/grants/:clientId', async (c) => {
       await acceptNoBody(c);
       const signedIn = await requireSession(c, deps);
       const clientId = c.req.param('clientId');
-      if (!CLIENT_ID.test(clientId)) throw notFound('This app has no access to your account.');
+      if (!CLIENT_ID.test(clientId) || deps.grants === null) throw notFound(NO_ACCESS);
       await revokeAppAccess(deps.grants, signedIn.user.id, clientId, c.get('requestContext'));
       return jsonAnswer(c, { ok: true });
     });

@@ -117,6 +117,8 @@ async function finish(c: Context<AppEnv>, provider: Provider, result: Interactio
 function withPageHeaders(c: Context<AppEnv>, deps: InteractionDeps, redirectOrigins: readonly string[]): void {
   for (const [name, value] of securityHeaders({ contentSecurityPolicy: consentPolicy(redirectOrigins), httpsBaseUrl: deps.httpsBaseUrl }))
     c.header(name, value);
+  // The consent forms post here: with the origin named (layout's referrerPolicy), as the cross-site rule needs.
+  c.header('Referrer-Policy', 'same-origin');
 }
 
 /** A step that cannot go on here (expired, another browser, another account): back to the app. */
@@ -144,6 +146,7 @@ async function consentPage(c: Context<AppEnv>, deps: InteractionDeps, found: Fou
       title: ctx.t('consent.title'),
       page: 'consent',
       ctx,
+      referrerPolicy: 'same-origin',
       body: html`<p>${ctx.t('consent.intro', { client: client.clientName ?? client.clientId })}</p>
 <ul class="scopes">
 ${scopeWords(ctx.t)

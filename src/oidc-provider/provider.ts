@@ -10,14 +10,15 @@
  * Gatehouse's session cookie is missing, invalid or for another account — so signing out of
  * Gatehouse, or an operator revoking the session, ends single sign-on at once.
  */
-import Provider, { errors, interactionPolicy, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { JWK } from 'jose';
 import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import type { User } from '../users/user.js';
 import { createAdapter, type AdapterDeps } from './adapter.js';
 import type { PageContextSettings } from '../web/page-context.js';
 import { FIRST_PARTY } from './client-metadata.js';
-import { devicePages, type DevicePageDeps } from './device-pages.js';
+import { devicePages, logoutPages, type DevicePageDeps } from './engine-pages.js';
 import type { OidcProviderConfig } from './settings.js';
 
 /** The Gatehouse session behind a request's cookies, as the engine's checks need it. */
@@ -63,7 +64,8 @@ export const OIDC_ROUTES = {
 export const INTERACTION_PATH = '/consent';
 
 /** The login prompt, plus: Gatehouse's session must be there, and be the account the engine remembers. */
-function interactionPolicyOf(deps: Pick<ProviderDeps, 'signedInAccount'>): ReturnType<typeof interactionPolicy.base> {
+function interactionPolicyOf(oidc: OidcModule, deps: Pick<ProviderDeps, 'signedInAccount'>): ReturnType<OidcModule['interactionPolicy']['base']> {
+  const { interactionPolicy } = oidc;
   const policy = interactionPolicy.base();
   const login = policy.get('login');
   login?.checks.add(
@@ -116,7 +118,8 @@ async function loadExistingGrant(deps: Pick<ProviderDeps, 'rememberedGrantId'>, 
 }
 
 /** The engine's features: the device grant, introspection, revocation, client credentials, RP-initiated logout, resource indicators. */
-function featuresOf(settings: Readonly<OidcProviderConfig>, pages: DevicePageDeps): NonNullable<Configuration['features']> {
+function featuresOf(oidc: OidcModule, settings: Readonly<OidcProviderConfig>, pages: DevicePageDeps): NonNullable<Configuration['features']> {
+  const { errors } = oidc;
   return {
     // RFC 8628: a TV or a command-line tool shows a code the person enters at /device.
     deviceFlow: { enabled: true, charset: 'base-20', mask: '****-****', ...devicePages(pages) },
@@ -133,7 +136,9 @@ function featuresOf(settings: Readonly<OidcProviderConfig>, pages: DevicePageDep
       },
     },
     clientCredentials: { enabled: true },
-    rpInitiatedLogout: { enabled: true },
+    rpInitiatedLogout: { enabled: true, ...logoutPages(pages) },
+    // Back-channel logout tokens are queued and sent by Gatehouse's own worker (logout-worker.ts), with retries.
+    backchannelLogout: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: () => undefined,
@@ -152,7 +157,7 @@ function featuresOf(settings: Readonly<OidcProviderConfig>, pages: DevicePageDep
   };
 }
 
-function configurationOf(deps: ProviderDeps): Configuration {
+function configurationOf(oidc: OidcModule, deps: ProviderDeps): Configuration {
   const { settings } = deps;
   const cookie = { signed: true, secure: deps.secureCookies, sameSite: 'lax' as const, httpOnly: true };
   return {
@@ -191,7 +196,7 @@ function configurationOf(deps: ProviderDeps): Configuration {
       if (user === null || user.disabledAt !== null) return undefined;
       return { accountId: user.id, claims: () => ({ sub: user.id, email: user.email ?? undefined, email_verified: user.emailVerified }) };
     },
-    features: featuresOf(settings, { issuer: deps.issuer, page: deps.pages }),
+    features: featuresOf(oidc, settings, { issuer: deps.issuer, page: deps.pages }),
     // A browser app (an SPA) may call the token and userinfo endpoints from its own origin, the one it registered a redirect URI on.
     clientBasedCORS: (ctx, origin, client) => {
       if (origin === 'null') return false;
@@ -199,7 +204,7 @@ function configurationOf(deps: ProviderDeps): Configuration {
       return (client.redirectUris ?? []).some((uri) => URL.canParse(uri) && new URL(uri).origin === origin);
     },
     routes: OIDC_ROUTES,
-    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`, policy: interactionPolicyOf(deps) },
+    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}`, policy: interactionPolicyOf(oidc, deps) },
     ttl: {
       AccessToken: settings.accessTokenTtlSeconds,
       ClientCredentials: settings.accessTokenTtlSeconds,
@@ -209,6 +214,13 @@ function configurationOf(deps: ProviderDeps): Configuration {
       Grant: settings.refreshTokenTtlSeconds,
       Interaction: 60 * 60,
       Session: 14 * 24 * 60 * 60,
+    },
+    // The engine's one outbound request here is a back-channel logout at RP-initiated logout: the
+    // logout worker sends every one of those (queued when the Gatehouse session ends), so the
+    // engine's own is answered at once without leaving the process. Nothing else may go out.
+    fetch: async (_url, options) => {
+      if (String(options?.body ?? '').startsWith('logout_token=')) return new Response(null, { status: 204 });
+      throw new Error('the OpenID Connect engine makes no outbound requests');
     },
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
@@ -221,9 +233,17 @@ function configurationOf(deps: ProviderDeps): Configuration {
   };
 }
 
-/** A configured engine; `proxy` when Gatehouse stands behind proxies it trusts (TRUST_PROXY). */
-export function createProvider(deps: ProviderDeps, options: { trustProxy: boolean }): Provider {
-  const provider = new Provider(deps.issuer, configurationOf(deps));
+/** The engine's module: loaded on the first request that needs it, so commands that never serve a token never load it. */
+type OidcModule = typeof import('oidc-provider');
+
+/**
+ * A configured engine; `proxy` when Gatehouse stands behind proxies it trusts (TRUST_PROXY). On a
+ * Node.js older than the engine's supported releases (22 LTS and later) it prints a warning of its
+ * own when loaded.
+ */
+export async function createProvider(deps: ProviderDeps, options: { trustProxy: boolean }): Promise<Provider> {
+  const oidc = await import('oidc-provider');
+  const provider = new oidc.default(deps.issuer, configurationOf(oidc, deps));
   provider.proxy = options.trustProxy;
   // A client's `client_secret` is the SHA-256 of its secret (client-metadata.ts): compare hashes.
   provider.Client.prototype.compareClientSecret = function compareHashedSecret(this: { clientSecret?: string }, actual: string) {

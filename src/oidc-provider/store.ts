@@ -42,11 +42,32 @@ export interface OidcGrantRow {
  * reset or deleted account keeps no grant, code or token that works (in the flow's transaction).
  */
 export interface AppAccessStore {
-  /** Returns how many of the engine's records went. */
-  revokeAccount(accountId: string): Promise<number>;
+  /** Queues a back-channel logout to each app that has one, then revokes; returns how many of the engine's records went. */
+  revokeAccount(accountId: string, now: Date): Promise<number>;
+  /** The person's sessions ended (logout, revocation, password change): each app with a back-channel logout URI is told. */
+  notifyLogout(accountId: string, now: Date): Promise<void>;
 }
 
-export interface OidcRecordStore extends AppAccessStore {
+/** A back-channel logout the worker owes a client. */
+export interface ClaimedLogoutNotice {
+  id: string;
+  clientId: string;
+  accountId: string;
+  /** Attempts made before this one. */
+  attempts: number;
+}
+
+export interface LogoutNoticeStore {
+  /** Up to `limit` due notices, each held for `leaseMs` by this worker (another finds it taken). */
+  claimDueNotices(now: Date, limit: number, leaseMs: number): Promise<ClaimedLogoutNotice[]>;
+  recordNoticeAttempt(id: string, outcome: { status: 'pending' | 'delivered' | 'failed'; nextAttemptAt: Date; error: string | null }): Promise<void>;
+  /** Deletes delivered and failed notices created before `before`; returns how many. */
+  sweepNotices(before: Date): Promise<number>;
+}
+
+export interface OidcRecordStore {
+  /** Every record of the account's grants, and every record naming the account; returns how many went. */
+  revokeAccount(accountId: string): Promise<number>;
   upsertRecord(record: OidcRecord): Promise<void>;
   /** Null when there is none or it expired as of `now`. */
   findRecord(model: string, idHash: string, now: Date): Promise<StoredOidcRecord | null>;

@@ -156,7 +156,7 @@ export async function confirmPasswordReset(deps: ResetDeps, input: { token: stri
     if (!current.emailVerified && secured === null) await emitEvent(tx, ctx.now, 'user.email_verified', current, {});
     await reportSessionsRevoked(tx, ctx.now, current, await tx.sessions.deleteUserSessionsReturningIds(record.userId, null), 'password_reset');
     // Whoever had the password may have signed apps in with it: their grants and tokens end too.
-    await tx.appAccess.revokeAccount(record.userId);
+    await tx.appAccess.revokeAccount(record.userId, ctx.now);
     // A pending email change may be the attacker's (asked from a stolen session): the reset that
     // secures the account ends it too, or its link would move the account away afterwards.
     await tx.emailChangeTokens.deleteUserEmailChangeTokens(record.userId);

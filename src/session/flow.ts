@@ -10,6 +10,7 @@ import { hexDigestsEqual, sha256Hex } from '../crypto/digest.js';
 import { accountDisabled } from '../errors.js';
 import type { User } from '../users/user.js';
 import type { RequestContext } from '../request-context.js';
+import type { AppAccessStore } from '../oidc-provider/store.js';
 import type { Stores } from '../stores.js';
 import { emitEvent, type EventSubject, type SessionRevokedReason, type WebhookEventStore } from '../webhooks/events.js';
 import type { SessionStore } from './store.js';
@@ -94,7 +95,7 @@ export async function issueSession(deps: SessionDeps, user: string | EventSubjec
  * when none was.
  */
 export async function reportSessionsRevoked(
-  stores: { webhookEvents: WebhookEventStore },
+  stores: { webhookEvents: WebhookEventStore; appAccess: Pick<AppAccessStore, 'notifyLogout'> },
   now: Date,
   user: EventSubject,
   sessionIds: readonly string[],
@@ -102,6 +103,8 @@ export async function reportSessionsRevoked(
 ): Promise<void> {
   if (sessionIds.length === 0) return;
   await emitEvent(stores, now, 'session.revoked', { id: user.id, email: user.email }, { sessionIds: [...sessionIds], reason });
+  // The apps the person signed in to through Gatehouse hear of it (OpenID Connect back-channel logout).
+  await stores.appAccess.notifyLogout(user.id, now);
 }
 
 /**

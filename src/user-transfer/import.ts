@@ -196,7 +196,7 @@ async function writePlan(store: TransferStore, plan: BatchPlan, report: BatchRep
     if (update.email !== undefined) await emitEvent(store, now, 'user.email_changed', subject, { previousEmail });
     if (disables) {
       // A disabled user signs in no more: the sessions they hold end with it.
-      const revokedIds = await store.deleteSessions(userId);
+      const revokedIds = await store.deleteSessions(userId, now);
       await emitEvent(store, now, 'user.disabled', subject, { actor });
       await reportSessionsRevoked(store, now, subject, revokedIds, 'disabled');
     }

@@ -1,4 +1,5 @@
 /** @module The storage verbs user import and export need, in domain terms (implemented in db/user-transfer-store.ts). */
+import type { AppAccessStore } from '../oidc-provider/store.js';
 import type { WebhookEventStore } from '../webhooks/events.js';
 
 /** A user as an import finds one already there. */
@@ -74,8 +75,13 @@ export interface TransferStore {
   insertUsers(users: readonly NewImportedUser[]): Promise<void>;
   updateUser(userId: string, update: ImportedUserUpdate): Promise<void>;
   insertLinks(links: readonly NewProviderLink[]): Promise<void>;
-  /** Ends every session of a user an import disabled, and the apps' grants and tokens; the session ids deleted. */
-  deleteSessions(userId: string): Promise<string[]>;
+  /**
+   * Ends every session of a user an import disabled, and the apps' grants and tokens (a back-channel
+   * logout queued to each app that has one); the session ids deleted.
+   */
+  deleteSessions(userId: string, now: Date): Promise<string[]>;
+  /** Back-channel logouts for ended sessions (OpenID Connect), as the flows' stores queue them. */
+  appAccess: Pick<AppAccessStore, 'notifyLogout'>;
   /** The events an import batch reports (webhooks/events.ts), written in the batch's transaction. */
   webhookEvents: WebhookEventStore;
   /** Up to `limit` users with an id after `afterId` (null: from the first), by id, with their provider links. */

@@ -16,6 +16,7 @@
  *
  * One list for every way in: a capability that lets an account hold a new way in adds it here.
  */
+import type { AppAccessStore } from '../oidc-provider/store.js';
 import type { EmailChangeTokenStore } from '../account/store.js';
 import type { RecoveryCodeStore, TotpStore } from '../mfa/store.js';
 import type { AccountStore } from '../oauth/store.js';
@@ -34,6 +35,7 @@ export interface UnverifiedAccountStores {
   accounts: Pick<AccountStore, 'listUserAccounts' | 'deleteUserAccounts'>;
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
   webhookEvents: WebhookEventStore;
+  appAccess: Pick<AppAccessStore, 'notifyLogout'>;
 }
 
 /** How the securing is reported (webhooks/events.ts): when, and the sign-in's reason for the sessions it ends. */

@@ -77,9 +77,9 @@ function sessionsSection(ctx: PageContext): SafeHtml {
 </section>`;
 }
 
-/** The apps signed in through Gatehouse as an OpenID Connect provider; account.js fills it, or hides it where the provider is off. */
+/** The apps signed in through Gatehouse as an OpenID Connect provider, each with its remove button; account.js fills it. */
 function appsSection(ctx: PageContext): SafeHtml {
-  return html`<section class="section" id="apps-section" aria-labelledby="apps-title">
+  return html`<section class="section" aria-labelledby="apps-title">
 <h2 id="apps-title">${ctx.t('account.appsTitle')}</h2>
 <ul id="app-list" class="item-list" aria-live="polite"><li>${ctx.t('common.loading')}</li></ul>
 </section>`;

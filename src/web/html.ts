@@ -84,6 +84,12 @@ export interface LayoutOptions {
   body: SafeHtml;
   /** Same-origin scripts of this page beside /assets/app.js, run after it. */
   scripts?: readonly string[];
+  /**
+   * `same-origin` for a page whose plain HTML form posts to this origin (the consent page): under
+   * `no-referrer`, every page's default, a browser sends such a post with `Origin: null`, which the
+   * cross-site rule refuses.
+   */
+  referrerPolicy?: 'no-referrer' | 'same-origin';
 }
 
 /**
@@ -132,7 +138,7 @@ export function renderLayout(options: LayoutOptions): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="${options.referrerPolicy ?? 'no-referrer'}">
 <title>${options.title} · ${ctx.appName}</title>
 <link rel="icon" href="data:,">
 <link rel="stylesheet" href="/assets/app.css">

@@ -11,6 +11,8 @@
  *   the key id). `signs_from` lets a rotated key be published before it signs.
  * - `oidc_clients`: a confidential client's secret as its SHA-256 (the secret is 32 random bytes;
  *   a slow hash would add nothing), the rest of its registration as JSON.
+ * - `oidc_logout_notices`: back-channel logouts owed to clients (one per client and account while
+ *   pending), sent and retried by the worker; the logout token is signed at send time, not kept.
  */
 import type { Kysely } from 'kysely';
 
@@ -55,9 +57,24 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (col) => col.notNull())
     .addColumn('updated_at', 'bigint', (col) => col.notNull())
     .execute();
+
+  await db.schema
+    .createTable('oidc_logout_notices')
+    .addColumn('id', 'varchar(36)', (col) => col.primaryKey())
+    .addColumn('client_id', 'varchar(64)', (col) => col.notNull())
+    .addColumn('account_id', 'varchar(36)', (col) => col.notNull())
+    .addColumn('status', 'varchar(16)', (col) => col.notNull())
+    .addColumn('attempts', 'integer', (col) => col.notNull().defaultTo(0))
+    .addColumn('next_attempt_at', 'bigint', (col) => col.notNull())
+    .addColumn('locked_until', 'bigint')
+    .addColumn('last_error', 'text')
+    .addColumn('created_at', 'bigint', (col) => col.notNull())
+    .execute();
+  await db.schema.createIndex('oidc_logout_notices_due_idx').on('oidc_logout_notices').columns(['status', 'next_attempt_at']).execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropTable('oidc_logout_notices').execute();
   await db.schema.dropTable('oidc_clients').execute();
   await db.schema.dropTable('oidc_signing_keys').execute();
   await db.schema.dropTable('oidc_records').execute();

@@ -241,6 +241,13 @@ export const de: Readonly<Record<string, string>> = {
   'login.passkey': 'Mit Passkey anmelden',
   'login.provider': 'Mit {{provider}} anmelden',
   'login.signedOut': 'Sie sind abgemeldet.',
+  'logout.done': 'Sie sind abgemeldet.',
+  'logout.doneTitle': 'Abgemeldet',
+  'logout.no': 'Angemeldet bleiben',
+  'logout.question': 'Von dieser Website abmelden?',
+  'logout.questionFromApp': '{{app}} möchte Sie abmelden. Sie werden auch von dieser Website abgemeldet.',
+  'logout.title': 'Abmelden',
+  'logout.yes': 'Abmelden',
   'noScript.message':
     'Dieses Formular wird per JavaScript gesendet, das nicht ausgeführt wurde. Aktivieren Sie JavaScript, gehen Sie zurück und versuchen Sie es erneut.',
   'noScript.title': 'JavaScript erforderlich',

@@ -235,6 +235,13 @@ export const ja: Readonly<Record<string, string>> = {
   'login.passkey': 'パスキーでログイン',
   'login.provider': '{{provider}} でログイン',
   'login.signedOut': 'ログアウトしました。',
+  'logout.done': 'ログアウトしました。',
+  'logout.doneTitle': 'ログアウトしました',
+  'logout.no': 'ログインしたままにする',
+  'logout.question': 'このサイトからログアウトしますか?',
+  'logout.questionFromApp': '{{app}} がログアウトを求めています。このサイトからもログアウトします。',
+  'logout.title': 'ログアウト',
+  'logout.yes': 'ログアウト',
   'noScript.message':
     'このフォームは JavaScript で送信しますが、JavaScript が実行されませんでした。JavaScript を有効にしてから、前のページに戻ってもう一度お試しください。',
   'noScript.title': 'JavaScript が必要です',

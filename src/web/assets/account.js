@@ -247,15 +247,11 @@
     }, networkFailure);
   }
 
-  // --- Apps with access (Gatehouse as an OpenID Connect provider; the section hides where it is off) ---
+  // --- Apps with access (apps signing people in through Gatehouse as their OpenID Connect provider) ---
   var appList = document.getElementById('app-list');
   function loadApps() {
     if (!appList) return Promise.resolve();
     return call('GET', '/api/auth/grants').then(function (result) {
-      if (result.response.status === 404) {
-        document.getElementById('apps-section').hidden = true;
-        return undefined;
-      }
       if (!result.response.ok) return fail(result);
       fill(
         appList,

@@ -1,8 +1,10 @@
 /**
- * @module The pages of the device authorization grant (RFC 8628) at `/device`: where a person types
- * the code a TV or a command-line tool shows, confirms it, and is told it worked. The engine
- * decides what happens (it checks the code, asks for sign-in and consent through /consent/:uid);
- * these functions only render its three steps in Gatehouse's layout and the person's language.
+ * @module The pages the OpenID Connect engine shows itself, in Gatehouse's layout and the person's
+ * language: the device authorization grant (RFC 8628) at `/device` — where a person types the code
+ * a TV or a command-line tool shows, confirms it, and is told it worked — and the sign-out an app
+ * asks for (RP-initiated logout): the question, and the page after it when the app named no
+ * address to return to. The engine decides what happens (it checks the code and the xsrf token,
+ * asks for sign-in and consent through /consent/:uid); these functions only render its steps.
  */
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { SafeHtml, html, renderLayout, type PageContext } from '../web/html.js';
@@ -36,8 +38,16 @@ function engineForm(form: string): SafeHtml {
   return new SafeHtml(form.replace(/ onfocus="[^"]*"/g, ''));
 }
 
-function answer(ctx: KoaContextWithOIDC, body: string): void {
-  ctx.set('Content-Security-Policy', PAGE_CONTENT_SECURITY_POLICY);
+/**
+ * The pages' policy; `formTargets`: origins a form's redirect chain may end on besides this one
+ * (the browser checks form-action on every hop: a sign-out ends at the app's own address).
+ */
+function answer(ctx: KoaContextWithOIDC, body: string, formTargets: readonly string[] = []): void {
+  const policy =
+    formTargets.length === 0
+      ? PAGE_CONTENT_SECURITY_POLICY
+      : PAGE_CONTENT_SECURITY_POLICY.replace("form-action 'self'", `form-action 'self' ${formTargets.join(' ')}`);
+  ctx.set('Content-Security-Policy', policy);
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = body;
 }
@@ -110,6 +120,45 @@ ${engineForm(form)}
           ctx: page,
           message: { kind: 'success', text: t('device.success', { client: client?.clientName ?? client?.clientId ?? '' }) },
           body: html``,
+        }),
+      );
+    },
+  };
+}
+
+export function logoutPages(deps: DevicePageDeps) {
+  return {
+    logoutSource: async (ctx: KoaContextWithOIDC, form: string): Promise<void> => {
+      const page = pageContext(ctx, deps);
+      const { t } = page;
+      const client = ctx.oidc.client;
+      const question = client === undefined ? t('logout.question') : t('logout.questionFromApp', { app: client.clientName ?? client.clientId });
+      const returnOrigins = (client?.postLogoutRedirectUris ?? []).filter((uri) => /^https?:/.test(uri)).map((uri) => new URL(uri).origin);
+      answer(
+        ctx,
+        renderLayout({
+          title: t('logout.title'),
+          page: 'logout',
+          ctx: page,
+          body: html`<p>${question}</p>
+${engineForm(form)}
+<button type="submit" class="primary" form="op.logoutForm" name="logout" value="yes">${t('logout.yes')}</button>
+<button type="submit" class="secondary" form="op.logoutForm">${t('logout.no')}</button>`,
+        }),
+        [...new Set(returnOrigins)],
+      );
+    },
+    postLogoutSuccessSource: async (ctx: KoaContextWithOIDC): Promise<void> => {
+      const page = pageContext(ctx, deps);
+      const { t } = page;
+      answer(
+        ctx,
+        renderLayout({
+          title: t('logout.doneTitle'),
+          page: 'logout',
+          ctx: page,
+          message: { kind: 'success', text: t('logout.done') },
+          body: html`<nav class="links"><p><a href="/login">${t('common.backToSignIn')}</a></p></nav>`,
         }),
       );
     },
