@@ -1,7 +1,8 @@
 /**
  * The code of docs/oidc-provider.md, run as written against a real Gatehouse on each database:
  * the server-side web app (`web-app.mjs`) signs a person in through /login and the consent page,
- * shows their claims and refreshes its access token; the API (`api.mjs`) accepts a token the
+ * shows their claims, refreshes its access token and ends the person's session when Gatehouse
+ * sends a back-channel logout; the API (`api.mjs`) accepts a token the
  * service (`service.mjs`) got by client credentials for its resource, and refuses one for another
  * resource; the device (`device.mjs`) is signed in once a person enters its code at /device.
  * Each block runs as its own process, from a file inside the repository so
@@ -346,6 +347,25 @@ describeEachDialect('docs/oidc-provider.md, run as written', (dialect) => {
     }
     // Each page refreshed (a minute's token is always within the app's minute), the second with the first's new refresh token.
     expect(await tokensIssued('refresh_token')).toBe(refreshesBefore + 2);
+
+    // Signing out of Gatehouse tells the app over the back channel, and the app ends Ana's session.
+    const patched = await fetch(`${issuer()}/api/admin/clients/${clientId}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ backchannelLogoutUri: `${app.url}/backchannel-logout` }),
+    });
+    expect(patched.status).toBe(200);
+    const forged = await fetch(`${app.url}/backchannel-logout`, { method: 'POST', body: 'logout_token=not.a.token' });
+    expect(forged.status).toBe(400);
+    expect((await ana.get('/')).status).toBe(200);
+    const signedOut = await fetch(`${issuer()}/api/auth/logout`, { method: 'POST', headers: { cookie: ana.browser.cookieHeader(), origin: issuer() } });
+    expect(signedOut.status).toBe(200);
+    let after = await ana.get('/');
+    for (let i = 0; i < 100 && after.status === 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = await ana.get('/');
+    }
+    expect(after.headers.get('location')).toBe('/login');
 
     const bob = visitor();
     const refused = await throughGatehouse(bob, 'deny');
