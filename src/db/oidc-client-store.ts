@@ -1,5 +1,5 @@
 /** @module OidcClientStore over Kysely: registered OpenID Connect clients (018-oidc-provider.ts). */
-import type { Kysely, Selectable } from 'kysely';
+import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { OidcClient, OidcClientStore } from '../oidc-provider/store.js';
 import type { Database, OidcClientsTable } from './schema.js';
 
@@ -23,7 +23,10 @@ function registrationOf(client: OidcClient): string {
 }
 
 export function createOidcClientStore(db: Kysely<Database>): OidcClientStore {
-  const findRow = (clientId: string) => db.selectFrom('oidc_clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+  // Every token request authenticates its client: the lookup is compiled once (as the session check's).
+  const findSql = db.selectFrom('oidc_clients').selectAll().where('client_id', '=', '').compile().sql;
+  const findRow = async (clientId: string): Promise<Selectable<OidcClientsTable> | undefined> =>
+    (await db.executeQuery<Selectable<OidcClientsTable>>(CompiledQuery.raw(findSql, [clientId]))).rows[0];
   return {
     async createClient(client, secretHash) {
       await db

@@ -1,5 +1,5 @@
 /** @module OidcRecordStore over Kysely: the OpenID Connect engine's records (018-oidc-provider.ts). */
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { OidcGrantRow, OidcRecordStore, StoredOidcRecord } from '../oidc-provider/store.js';
 import type { Database } from './schema.js';
 
@@ -11,31 +11,70 @@ function stored(row: { id: string; payload: string; consumed_at: number | string
   return { idHash: row.id, sealedPayload: row.payload, consumedAt: row.consumed_at === null ? null : new Date(Number(row.consumed_at)) };
 }
 
+/** The upsert's columns, in the order of its parameters (an update keeps `consumed_at`). */
+const UPSERT_COLUMNS = ['model', 'id', 'payload', 'grant_id', 'user_code', 'uid', 'account_id', 'client_id', 'expires_at', 'consumed_at'] as const;
+
+/**
+ * Every token the engine issues is one upsert, and every token it checks one lookup by id: both
+ * are built and compiled once, and run with their parameters only (as the session check's query).
+ */
+function compiledStatements(db: Kysely<Database>): { upsertSql: string; findSql: string } {
+  const placeholders = Object.fromEntries(UPSERT_COLUMNS.map((column) => [column, null])) as never;
+  const upsertSql = db
+    .insertInto('oidc_records')
+    .values(placeholders)
+    .onConflict((oc) =>
+      oc.columns(['model', 'id']).doUpdateSet((eb) => ({
+        payload: eb.ref('excluded.payload'),
+        grant_id: eb.ref('excluded.grant_id'),
+        user_code: eb.ref('excluded.user_code'),
+        uid: eb.ref('excluded.uid'),
+        account_id: eb.ref('excluded.account_id'),
+        client_id: eb.ref('excluded.client_id'),
+        expires_at: eb.ref('excluded.expires_at'),
+      })),
+    )
+    .compile().sql;
+  const findSql = db
+    .selectFrom('oidc_records')
+    .select(['id', 'payload', 'consumed_at'])
+    .where('model', '=', '')
+    .where('id', '=', '')
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', 0)]))
+    .compile().sql;
+  return { upsertSql, findSql };
+}
+
 export function createOidcRecordStore(db: Kysely<Database>): OidcRecordStore {
   const live = (now: Date) =>
     db
       .selectFrom('oidc_records')
       .select(['id', 'payload', 'consumed_at'])
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now.getTime())]));
+  const { upsertSql, findSql } = compiledStatements(db);
   return {
     async upsertRecord(record) {
-      const values = {
-        payload: record.sealedPayload,
-        grant_id: record.grantId,
-        user_code: record.userCodeHash,
-        uid: record.uidHash,
-        account_id: record.accountId,
-        client_id: record.clientId,
-        expires_at: record.expiresAt?.getTime() ?? null,
-      };
-      await db
-        .insertInto('oidc_records')
-        .values({ model: record.model, id: record.idHash, consumed_at: null, ...values })
-        .onConflict((oc) => oc.columns(['model', 'id']).doUpdateSet(values))
-        .execute();
+      const params = [
+        record.model,
+        record.idHash,
+        record.sealedPayload,
+        record.grantId,
+        record.userCodeHash,
+        record.uidHash,
+        record.accountId,
+        record.clientId,
+        record.expiresAt?.getTime() ?? null,
+        null,
+      ];
+      await db.executeQuery(CompiledQuery.raw(upsertSql, params));
     },
 
-    findRecord: async (model, idHash, now) => stored(await live(now).where('model', '=', model).where('id', '=', idHash).executeTakeFirst()),
+    async findRecord(model, idHash, now) {
+      const { rows } = await db.executeQuery<{ id: string; payload: string; consumed_at: number | string | null }>(
+        CompiledQuery.raw(findSql, [model, idHash, now.getTime()]),
+      );
+      return stored(rows[0]);
+    },
     findRecordByUid: async (model, uidHash, now) => stored(await live(now).where('model', '=', model).where('uid', '=', uidHash).executeTakeFirst()),
     findRecordByUserCode: async (model, userCodeHash, now) =>
       stored(await live(now).where('model', '=', model).where('user_code', '=', userCodeHash).executeTakeFirst()),

@@ -31,10 +31,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('consumed_at', 'bigint')
     .addPrimaryKeyConstraint('oidc_records_pk', ['model', 'id'])
     .execute();
-  await db.schema.createIndex('oidc_records_grant_idx').on('oidc_records').column('grant_id').execute();
-  await db.schema.createIndex('oidc_records_uid_idx').on('oidc_records').columns(['model', 'uid']).execute();
-  await db.schema.createIndex('oidc_records_user_code_idx').on('oidc_records').columns(['model', 'user_code']).execute();
-  await db.schema.createIndex('oidc_records_account_idx').on('oidc_records').columns(['account_id', 'model']).execute();
+  // Partial: most records (a client's access tokens) have no grant, uid, user code or account, and
+  // each token issued is one insert — it updates only the indexes its row belongs in.
+  await db.schema.createIndex('oidc_records_grant_idx').on('oidc_records').column('grant_id').where('grant_id', 'is not', null).execute();
+  await db.schema.createIndex('oidc_records_uid_idx').on('oidc_records').columns(['model', 'uid']).where('uid', 'is not', null).execute();
+  await db.schema.createIndex('oidc_records_user_code_idx').on('oidc_records').columns(['model', 'user_code']).where('user_code', 'is not', null).execute();
+  await db.schema.createIndex('oidc_records_account_idx').on('oidc_records').columns(['account_id', 'model']).where('account_id', 'is not', null).execute();
   await db.schema.createIndex('oidc_records_expires_idx').on('oidc_records').column('expires_at').execute();
 
   await db.schema
