@@ -14,7 +14,10 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MockClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
+import { createEnvelope } from '../src/crypto/envelope.js';
+import { createOidcKeyStore } from '../src/db/oidc-key-store.js';
 import { createStores } from '../src/db/stores.js';
+import { makeKeyPairSet, retireSigningKey } from '../src/oidc-provider/keys.js';
 import { createLogger } from '../src/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { STRONG_PASSWORD, TEST_JWT_SECRET, describeEachDialect, openTestDatabase } from './support/harness.js';
@@ -24,6 +27,8 @@ import { totp } from './support/totp-oracle.js';
 const ADMIN_KEY = 'oidc-provider-test-admin-key-0123456789';
 const RESOURCE = 'https://api.example.test';
 const APP = 'https://app.example.test/callback';
+const ENCRYPTION_KEY = randomBytes(32);
+const METRICS_TOKEN = 'oidc-provider-test-metrics-token-0123456789';
 
 describeEachDialect('OpenID Connect provider', (dialect) => {
   let server: RunningServer;
@@ -41,7 +46,8 @@ describeEachDialect('OpenID Connect provider', (dialect) => {
       HOST: '127.0.0.1',
       LOG_LEVEL: 'silent',
       ADMIN_API_KEY: ADMIN_KEY,
-      ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
+      ENCRYPTION_KEY_BASE64: ENCRYPTION_KEY.toString('base64'),
+      METRICS_TOKEN: METRICS_TOKEN,
       OIDC_RESOURCES: RESOURCE,
       // Every test registers and signs in people from one address.
       RATE_LIMIT_REGISTER: '1000/1h',
@@ -509,6 +515,46 @@ describeEachDialect('OpenID Connect provider', (dialect) => {
       }
       const keys = await sql<{ private_jwk_sealed: string }>`select private_jwk_sealed from oidc_signing_keys`.execute(database.kysely);
       for (const key of keys.rows) expect(key.private_jwk_sealed).not.toContain('"d"');
+    });
+  });
+  // Last: it moves the clock an hour on.
+  describe('signing keys and metrics', () => {
+    test('tokens issued are counted by grant type on /metrics', async () => {
+      const { clientId, clientSecret } = await registerClient({ name: 'Counted', grantTypes: ['client_credentials'] });
+      await oidc.clientCredentialsGrant(await discover(clientId, clientSecret));
+      const text = await (await fetch(`${issuer()}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+      const counted = /^gatehouse_oidc_tokens_issued_total\{grant_type="client_credentials"\} (\d+)$/m.exec(text);
+      expect(Number(counted?.[1])).toBeGreaterThanOrEqual(1);
+      expect(text).toMatch(/^gatehouse_oidc_tokens_issued_total\{grant_type="authorization_code"\} \d+$/m);
+    });
+
+    test('a rotation is published at once and signs after its delay; servers use it within 30 s; a retired key leaves the JWKS', async () => {
+      const keys = createOidcKeyStore(database.kysely);
+      const envelope = createEnvelope([ENCRYPTION_KEY]);
+      const jwksKids = async () => ((await (await fetch(`${issuer()}/oauth2/jwks`)).json()) as { keys: { kid: string }[] }).keys.map((key) => key.kid).sort();
+      const { clientId, clientSecret } = await registerClient({ name: 'Key watcher', grantTypes: ['client_credentials'] });
+      const config = await discover(clientId, clientSecret);
+      const signingKid = async () => decodeProtectedHeader((await oidc.clientCredentialsGrant(config, { resource: RESOURCE })).access_token).kid!;
+      const before = await jwksKids();
+      const oldKid = await signingKid();
+      expect(before).toContain(oldKid);
+
+      const rotated = await makeKeyPairSet(envelope, clock.now(), new Date(clock.now().getTime() + 3_600_000));
+      await keys.insertKeys(rotated);
+      expect(await jwksKids()).toEqual(before);
+      clock.advance(31_000);
+      expect(await jwksKids()).toEqual([...before, ...rotated.map((key) => key.kid)].sort());
+      expect(await signingKid()).toBe(oldKid);
+
+      clock.advance(3_600_000);
+      const newEs256 = rotated.find((key) => key.alg === 'ES256')!.kid;
+      expect(await signingKid()).toBe(newEs256);
+      expect(await retireSigningKey(keys, oldKid, clock.now())).toBe('retired');
+      clock.advance(31_000);
+      const after = await jwksKids();
+      expect(after).not.toContain(oldKid);
+      expect(after).toContain(newEs256);
+      expect(await retireSigningKey(keys, newEs256, clock.now())).toBe('last_key');
     });
   });
 });
