@@ -218,6 +218,29 @@ describeEachDialect('OpenID Connect provider', (dialect) => {
       expect(denied.redirect.searchParams.get('error')).toBe('access_denied');
     });
 
+    test('a first-party app gets a refresh token for offline_access without prompt=consent, and no consent page', async () => {
+      const person = await registerUser();
+      const { clientId, clientSecret } = await registerClient({ name: 'Own app offline', redirectUris: [APP], firstParty: true });
+      const config = await discover(clientId, clientSecret);
+      const verifier = oidc.randomPKCECodeVerifier();
+      const browser = createTestBrowser(issuer());
+      let step = await browser.open(
+        oidc.buildAuthorizationUrl(config, {
+          redirect_uri: APP,
+          scope: 'openid email offline_access',
+          code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+          code_challenge_method: 'S256',
+          state: 'offline',
+        }),
+      );
+      await browser.signIn(person.email, STRONG_PASSWORD);
+      step = await browser.open(step.url.searchParams.get('return_to')!);
+      expect(step.url.origin + step.url.pathname).toBe(APP);
+      const tokens = await oidc.authorizationCodeGrant(config, step.url, { pkceCodeVerifier: verifier, expectedState: 'offline' });
+      expect(tokens.refresh_token).toBeTruthy();
+      expect(tokens.scope?.split(' ')).toContain('offline_access');
+    });
+
     test('a code is refused a second time, and PKCE is required', async () => {
       const person = await registerUser();
       const { clientId, clientSecret } = await registerClient({ name: 'Twice', redirectUris: [APP] });
@@ -260,8 +283,10 @@ describeEachDialect('OpenID Connect provider', (dialect) => {
 
       const silent = await browser.open((await authorizeUrl(config, { prompt: 'none' })).url);
       expect(silent.url.searchParams.get('code')).toBeTruthy();
-      const again = await browser.open((await authorizeUrl(config, { prompt: 'login' })).url);
+      const again = await browser.open((await authorizeUrl(config, { prompt: 'login', login_hint: person.email })).url);
       expect(again.url.pathname).toBe('/login');
+      // login_hint fills in the address on /login.
+      expect(await again.response!.text()).toContain(`value="${person.email}"`);
 
       const signedOut = await fetch(`${issuer()}/api/auth/logout`, { method: 'POST', headers: { cookie: browser.cookieHeader(), origin: issuer() } });
       expect(signedOut.status).toBe(200);

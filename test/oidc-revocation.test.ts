@@ -41,8 +41,13 @@ describeEachDialect('OpenID Connect revocation', (dialect) => {
       ENCRYPTION_KEY_BASE64: ENCRYPTION_KEY,
       DATABASE_URL: databaseUrl,
     };
-    // Two instances on PostgreSQL: everything issued by one is revoked as seen by the other.
-    for (let i = 0; i < (dialect === 'postgres' ? 2 : 1); i++) servers.push(await startServer(loadConfig(env), { logger: createLogger({ level: 'silent' }) }));
+    // Two instances on PostgreSQL behind one public address (BASE_URL, the issuer): what one
+    // issues, the other redeems, checks and revokes.
+    servers.push(await startServer(loadConfig(env), { logger: createLogger({ level: 'silent' }) }));
+    if (dialect === 'postgres') {
+      const baseUrl = servers[0]!.gatehouse.config.baseUrl;
+      servers.push(await startServer(loadConfig({ ...env, BASE_URL: baseUrl }), { logger: createLogger({ level: 'silent' }) }));
+    }
   });
   afterAll(async () => {
     for (const server of servers) await server.stop();
@@ -50,7 +55,20 @@ describeEachDialect('OpenID Connect revocation', (dialect) => {
   });
 
   const first = () => servers[0]!.gatehouse.config.baseUrl;
-  const last = () => servers.at(-1)!.gatehouse.config.baseUrl;
+  /** The last instance's own address (the first's is the public one). */
+  const last = () => servers.at(-1)!.url.replace('127.0.0.1', 'localhost');
+
+  /** The client as if the proxy sent its back-channel requests to the last instance. */
+  function atLastInstance(config: oidc.Configuration, clientId: string, clientSecret: string): oidc.Configuration {
+    const metadata = { ...config.serverMetadata() };
+    for (const key of ['token_endpoint', 'introspection_endpoint', 'revocation_endpoint', 'userinfo_endpoint'] as const) {
+      const endpoint = metadata[key];
+      if (typeof endpoint === 'string') metadata[key] = endpoint.replace(first(), last());
+    }
+    const other = new oidc.Configuration(metadata, clientId, clientSecret);
+    oidc.allowInsecureRequests(other);
+    return other;
+  }
 
   async function admin(method: string, adminPath: string): Promise<Response> {
     return fetch(`${first()}/api/admin${adminPath}`, { method, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
@@ -71,8 +89,7 @@ describeEachDialect('OpenID Connect revocation', (dialect) => {
       body: JSON.stringify({ name: `App ${randomBytes(2).toString('hex')}`, redirectUris: [APP] }),
     });
     const { client, clientSecret } = (await created.json()) as { client: { clientId: string; name: string }; clientSecret: string };
-    const at = (origin: string) => oidc.discovery(new URL(origin), client.clientId, clientSecret, undefined, { execute: [oidc.allowInsecureRequests] });
-    const config = await at(first());
+    const config = await oidc.discovery(new URL(first()), client.clientId, clientSecret, undefined, { execute: [oidc.allowInsecureRequests] });
     const verifier = oidc.randomPKCECodeVerifier();
     const state = oidc.randomState();
     const browser = createTestBrowser(first());
@@ -90,7 +107,7 @@ describeEachDialect('OpenID Connect revocation', (dialect) => {
     step = await browser.open(step.url.searchParams.get('return_to')!);
     step = await browser.open(step.url, { method: 'POST', form: { decision: 'allow' } });
     const tokens = await oidc.authorizationCodeGrant(config, step.url, { pkceCodeVerifier: verifier, expectedState: state });
-    return { email, client, tokens, browser, config, other: await at(last()) };
+    return { email, client, tokens, browser, config, other: atLastInstance(config, client.clientId, clientSecret) };
   }
 
   async function userIdOf(browser: TestBrowser): Promise<string> {
@@ -129,6 +146,26 @@ describeEachDialect('OpenID Connect revocation', (dialect) => {
     const empty = (await (await fetch(`${first()}/api/auth/grants`, { headers: { cookie: app.browser.cookieHeader() } })).json()) as { grants: unknown[] };
     expect(empty.grants).toEqual([]);
     expect((await fetch(`${first()}/api/auth/grants`)).status).toBe(401);
+  });
+
+  test('a code issued by one instance redeems on another, once', async () => {
+    const app = await signedInApp();
+    // signedInApp redeemed its code on the first instance; a fresh one is redeemed on the last.
+    const verifier = oidc.randomPKCECodeVerifier();
+    const step = await app.browser.open(
+      oidc.buildAuthorizationUrl(app.config, {
+        redirect_uri: APP,
+        scope: 'openid email',
+        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+        state: 'across',
+      }),
+    );
+    const tokens = await oidc.authorizationCodeGrant(app.other, step.url, { pkceCodeVerifier: verifier, expectedState: 'across' });
+    expect(tokens.claims()!.sub).toBe(await userIdOf(app.browser));
+    await expect(oidc.authorizationCodeGrant(app.config, step.url, { pkceCodeVerifier: verifier, expectedState: 'across' })).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
   });
 
   test('disabling the account revokes every grant', async () => {

@@ -27,6 +27,7 @@ import type { ClientAdminDeps } from './clients.js';
 import { createEngine } from './engine.js';
 import { createGrantRoutes, grantRouteDocs, type GrantRouteDeps } from './grant-routes.js';
 import { createInteractionRoutes } from './interaction-routes.js';
+import { firstPartyOfflineAccess } from './first-party.js';
 import { endGatehouseSessionOnLogout } from './logout.js';
 import { NOTICE_RETENTION_MS, createLogoutWorker } from './logout-worker.js';
 import { createOidcMetrics, type OidcMetrics } from './metrics.js';
@@ -83,7 +84,10 @@ export const oidcProvider = defineCapability({
       trustProxyHops: config.trustProxyHops,
       securityHeaders: securityHeaders({ contentSecurityPolicy: ENGINE_CONTENT_SECURITY_POLICY, httpsBaseUrl: config.httpsBaseUrl }),
       onBuilt: (provider) => watchEngine(provider, parts, metrics),
-      middleware: [endGatehouseSessionOnLogout({ session: parts.session, cookie: parts.cookie, stores: parts.stores, clock })],
+      middleware: [
+        endGatehouseSessionOnLogout({ session: parts.session, cookie: parts.cookie, stores: parts.stores, clock }),
+        firstPartyOfflineAccess(clients),
+      ],
       provider: engineDeps(parts, { records, clients, envelope }),
     });
     const interactions = createInteractionRoutes({

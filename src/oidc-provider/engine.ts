@@ -43,7 +43,8 @@ export interface Engine {
 
 const DISCOVERY = '/.well-known/openid-configuration';
 const AUTHORIZATION_SERVER_METADATA = '/.well-known/oauth-authorization-server';
-const TOKEN_PATHS = ['/oauth2/token', '/oauth2/introspect', '/oauth2/revoke'];
+/** Counted by RATE_LIMIT_OIDC_TOKEN: what a client's back end calls (the device's own request too). */
+const TOKEN_PATHS = ['/oauth2/token', '/oauth2/introspect', '/oauth2/revoke', '/oauth2/device/auth'];
 
 /** The device grant's page: `/device`, its `/device/…` steps, with or without a query. */
 function isDevicePage(url: string): boolean {

@@ -25,6 +25,7 @@ import { html, renderLayout, type PageContext } from '../web/html.js';
 import { pageContextOf, type PageContextSettings } from '../web/page-context.js';
 import { isSecondFactorRequired } from '../credentials/second-factor.js';
 import { amrOf } from './amr.js';
+import { FIRST_PARTY } from './client-metadata.js';
 import { INTERACTION_PATH, MFA_REASON } from './provider.js';
 
 export interface InteractionDeps {
@@ -175,7 +176,14 @@ async function stepUp(c: Context<AppEnv>, deps: InteractionDeps, found: Found, v
     });
   }
   rememberSessionBeforeSignIn(c, deps, interaction.uid, valid);
-  return c.redirect(`/login?return_to=${encodeURIComponent(`${INTERACTION_PATH}/${interaction.uid}`)}`, 303);
+  return c.redirect(loginPageFor(interaction), 303);
+}
+
+/** /login, coming back here after; with the app's `login_hint` to fill in the address. */
+function loginPageFor(interaction: Interaction): string {
+  const query = new URLSearchParams({ return_to: `${INTERACTION_PATH}/${interaction.uid}` });
+  if (typeof interaction.params.login_hint === 'string') query.set('login_hint', interaction.params.login_hint);
+  return `/login?${query.toString()}`;
 }
 
 /** GET: the sign-in step hands over to /login and back; the consent step shows its page. */
@@ -184,7 +192,7 @@ async function showStep(c: Context<AppEnv>, deps: InteractionDeps): Promise<Resp
   if (found === null) return expired(c, deps);
   const { provider, interaction } = found;
   const valid = await readValid(deps, c);
-  const backHere = `/login?return_to=${encodeURIComponent(`${INTERACTION_PATH}/${interaction.uid}`)}`;
+  const backHere = loginPageFor(interaction);
   if (interaction.prompt.name === 'login') {
     const fresh = needsFreshSignIn(interaction);
     if (valid === null || (fresh && !signedInAfterRequest(c, deps, interaction.uid, valid))) {
@@ -198,6 +206,12 @@ async function showStep(c: Context<AppEnv>, deps: InteractionDeps): Promise<Resp
     });
   }
   if (valid === null || valid.user.id !== interaction.session?.accountId) return c.redirect(backHere, 303);
+  // A first-party app asked for a refresh token (its request carries prompt=consent: first-party.ts):
+  // its consent is the team's, given when it was registered. Not a native app's: a redirect to a
+  // scheme or a loopback port cannot prove which app receives it, so the person confirms each time.
+  const client = await provider.Client.find(String(interaction.params.client_id));
+  const firstParty = (client as unknown as Record<string, unknown> | undefined)?.[FIRST_PARTY] === true;
+  if (firstParty && !interaction.prompt.reasons.includes('native_client_prompt')) return grantConsent(c, deps, found, valid.user.id);
   return consentPage(c, deps, found, valid);
 }
 
@@ -211,6 +225,12 @@ async function decide(c: Context<AppEnv>, deps: InteractionDeps): Promise<Respon
   if (interaction.prompt.name !== 'consent' || valid === null || accountId === undefined || valid.user.id !== accountId) return expired(c, deps);
   const form = await c.req.parseBody();
   if (form.decision !== 'allow') return finish(c, provider, { error: 'access_denied', error_description: 'The person declined to give the app access.' });
+  return grantConsent(c, deps, found, accountId);
+}
+
+/** Gives the client what the engine found missing (scopes, claims, resources), audits it, and goes on. */
+async function grantConsent(c: Context<AppEnv>, deps: InteractionDeps, found: Found, accountId: string): Promise<Response> {
+  const { provider, interaction } = found;
   const clientId = String(interaction.params.client_id);
   const earlier = interaction.grantId === undefined ? undefined : await provider.Grant.find(interaction.grantId);
   const grant = earlier ?? new provider.Grant({ accountId, clientId });

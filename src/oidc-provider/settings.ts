@@ -42,7 +42,8 @@ export const oidcProviderSettings = defineSettings({
     oidcToken: {
       name: 'RATE_LIMIT_OIDC_TOKEN',
       default: '600/1m',
-      meaning: 'token, introspection and revocation requests per client and, separately, per client IP',
+      meaning:
+        'token, introspection, revocation and device authorization requests per client IP and, separately, per client (one authenticating with HTTP Basic)',
     },
     oidcAuthorize: {
       name: 'RATE_LIMIT_OIDC_AUTHORIZE',

@@ -59,6 +59,8 @@ export interface LoginPageOptions {
   message?: { kind: 'error' | 'success'; text: string } | undefined;
   /** A provider sign-in of a 2FA account landed here (`?mfa=required`): the code step shows first. */
   secondFactor?: boolean;
+  /** The address to fill in: an app's `login_hint` (OpenID Connect), passed on as `?login_hint=`. */
+  emailHint?: string | undefined;
 }
 
 /**
@@ -80,7 +82,7 @@ export function renderLoginPage(ctx: PageContext, options: LoginPageOptions): st
 <form method="post" action="/login" novalidate data-api="/api/auth/login" data-return-to="${options.returnTo}">
 <div class="field">
 <label for="email">${ctx.t('common.emailAddress')}</label>
-<input id="email" name="email" type="email" autocomplete="username webauthn" inputmode="email" required autofocus>
+<input id="email" name="email" type="email" autocomplete="username webauthn" inputmode="email" required autofocus${options.emailHint === undefined ? null : html` value="${options.emailHint}"`}>
 </div>
 <div class="field">
 <label for="password">${ctx.t('common.password')}</label>

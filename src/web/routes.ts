@@ -132,6 +132,11 @@ function loadWebAuthnBrowser(): StaticAsset {
 }
 
 /** What every page's context shares, the brand's markup built once. */
+/** An app's login_hint, kept only when it reads as an email address (it is someone else's text). */
+function emailHintOf(hint: string | undefined): string | undefined {
+  return hint !== undefined && hint.length <= 254 && /^[^\s@<>"]+@[^\s@<>"]+$/.test(hint) ? hint : undefined;
+}
+
 export function pageSettingsOf(config: WebRouteDeps['config']): PageContextSettings {
   return {
     devMode: config.mode === 'development' && config.devConveniences,
@@ -185,6 +190,7 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
         providers,
         message: loginMessage(ctx.t, c.req.query(), providerNames),
         secondFactor: c.req.query('mfa') === 'required',
+        emailHint: emailHintOf(c.req.query('login_hint')),
       }),
     );
   });
@@ -233,6 +239,7 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
 
 const pageQuery = z.object({
   return_to: z.string().optional().describe('login, register: a path on this origin to land on after signing in'),
+  login_hint: z.string().optional().describe("login: an email address to fill in (an app's OpenID Connect login_hint)"),
   token: z.string().optional().describe("reset-password, verify-email, email-sign-in, confirm-email-change: the link's token"),
 });
 
