@@ -11,6 +11,7 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import { systemClock, type Clock } from './clock.js';
 import { withBoundPort, type Config } from './config.js';
 import type { ErrorCode } from './errors.js';
+import type { NodeHandler } from './capability.js';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
 import type { Logger } from './logger.js';
 import { securityHeaders } from './http/security-headers.js';
@@ -72,7 +73,7 @@ export async function startServer(
   const shutdownHeaders = Object.fromEntries(
     securityHeaders({ contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'", httpsBaseUrl: config.httpsBaseUrl }),
   );
-  const gate = createRequestGate(shutdownHeaders);
+  const gate = createRequestGate(shutdownHeaders, logger);
   const listener = getRequestListener(gate.handle, {
     // An HTTP/1.0 request may come without Host: its URL is then built on the listening address.
     hostname: config.host,
@@ -129,21 +130,16 @@ interface RequestGate {
   drain(): void;
 }
 
-function createRequestGate(shutdownHeaders: Readonly<Record<string, string>>): RequestGate {
+function createRequestGate(shutdownHeaders: Readonly<Record<string, string>>, logger: Logger): RequestGate {
   let draining = false;
   let ready: Gatehouse | null = null;
   let started!: (gatehouse: Gatehouse | null) => void;
   const starting = new Promise<Gatehouse | null>((resolve) => (started = resolve));
-  const answer = async (gatehouse: Gatehouse, request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
+  const answer = (gatehouse: Gatehouse, request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
     const { incoming } = env;
-    const outgoing = env.outgoing as ServerResponse;
     // The OpenID Connect engine answers on Node's objects itself (a prefix test on the raw target).
     const nodeHandler = gatehouse.nodeRoute(incoming.url ?? '/');
-    if (nodeHandler !== null) {
-      if (draining) outgoing.setHeader('connection', 'close');
-      await nodeHandler(incoming as IncomingMessage, outgoing);
-      return RESPONSE_ALREADY_SENT;
-    }
+    if (nodeHandler !== null) return answerOnNode(nodeHandler, env as HttpBindings, draining, logger);
     const info = {
       remoteAddress: incoming.socket.remoteAddress,
       readBody: (maxBytes: number) => readNodeBody(incoming, maxBytes),
@@ -172,6 +168,30 @@ function createRequestGate(shutdownHeaders: Readonly<Record<string, string>>): R
       draining = true;
     },
   };
+}
+
+/**
+ * A request a capability answers on Node's objects (the OpenID Connect engine). A fault before it
+ * began its answer (the database down while its keys are read) is a 503 in the JSON error shape.
+ */
+async function answerOnNode(handler: NodeHandler, env: HttpBindings, draining: boolean, logger: Logger): Promise<Response> {
+  const { incoming, outgoing } = env;
+  if (draining) outgoing.setHeader('connection', 'close');
+  try {
+    await handler(incoming, outgoing);
+    return RESPONSE_ALREADY_SENT;
+  } catch (error) {
+    logger.error({ err: error }, 'the OpenID Connect provider could not answer');
+    if (outgoing.headersSent) {
+      outgoing.destroy();
+      return RESPONSE_ALREADY_SENT;
+    }
+    const code: ErrorCode = 'service_unavailable';
+    return new Response(JSON.stringify({ error: code, message: 'The service is unavailable. Try again shortly.' }), {
+      status: 503,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', 'cache-control': 'no-store' },
+    });
+  }
 }
 
 /** Node's HTTP server under `limits`; an HTTP/1.1 request without Host is refused before the adapter. */

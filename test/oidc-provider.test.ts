@@ -203,6 +203,30 @@ describeEachDialect('OpenID Connect provider', (dialect) => {
       expect(audit.rows.some((row) => row.user_id === person.id)).toBe(true);
     });
 
+    test('the grace runs from the first use: using the token again within it does not extend it', async () => {
+      const person = await registerUser();
+      const { clientId, clientSecret } = await registerClient({ name: 'Grace', redirectUris: [APP] });
+      const config = await discover(clientId, clientSecret);
+      const { redirect, codeVerifier, state } = await signInThroughBrowser(config, person);
+      const tokens = await oidc.authorizationCodeGrant(config, redirect, { pkceCodeVerifier: codeVerifier, expectedState: state });
+      await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      clock.advance(4_000);
+      await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      clock.advance(4_000);
+      await expect(oidc.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
+    });
+
+    test('two redemptions of one code at the same moment: exactly one gets tokens', async () => {
+      const person = await registerUser();
+      const { clientId, clientSecret } = await registerClient({ name: 'Race', redirectUris: [APP] });
+      const config = await discover(clientId, clientSecret);
+      const { redirect, codeVerifier, state } = await signInThroughBrowser(config, person, { scope: 'openid email' });
+      const results = await Promise.allSettled(
+        Array.from({ length: 4 }, () => oidc.authorizationCodeGrant(config, redirect, { pkceCodeVerifier: codeVerifier, expectedState: state })),
+      );
+      expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    });
+
     test('a first-party app skips the consent page; the person can deny a third-party app', async () => {
       const person = await registerUser();
       const firstParty = await registerClient({ name: 'Own app', redirectUris: [APP], firstParty: true });

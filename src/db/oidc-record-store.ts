@@ -80,7 +80,16 @@ export function createOidcRecordStore(db: Kysely<Database>): OidcRecordStore {
       stored(await live(now).where('model', '=', model).where('user_code', '=', userCodeHash).executeTakeFirst()),
 
     async consumeRecord(model, idHash, now) {
-      await db.updateTable('oidc_records').set({ consumed_at: now.getTime() }).where('model', '=', model).where('id', '=', idHash).execute();
+      // Only the first use counts: a refresh grace measured from it cannot slide, and of two
+      // redemptions racing, exactly one consumes.
+      const result = await db
+        .updateTable('oidc_records')
+        .set({ consumed_at: now.getTime() })
+        .where('model', '=', model)
+        .where('id', '=', idHash)
+        .where('consumed_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) === 1;
     },
 
     async destroyRecord(model, idHash) {
@@ -93,8 +102,6 @@ export function createOidcRecordStore(db: Kysely<Database>): OidcRecordStore {
     },
 
     listGrantsOfAccount: (accountId, now) => listGrantsOfAccount(db, accountId, now),
-
-    revokeAccount: (accountId) => revokeAppAccess(db, accountId),
 
     async sweepExpiredRecords(now) {
       let total = 0;

@@ -73,7 +73,7 @@ export interface OAuthStores {
   passkeys: Pick<PasskeyStore, 'listUserPasskeys' | 'deleteUserPasskeys'>;
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
   webhookEvents: WebhookEventStore;
-  appAccess: Pick<AppAccessStore, 'notifyLogout'>;
+  appAccess: Pick<AppAccessStore, 'notifyLogout' | 'revokeAccount'>;
   transaction<T>(work: (stores: OAuthStores) => Promise<T>): Promise<T>;
 }
 
@@ -604,6 +604,7 @@ async function endSessionsForNewLink(
   const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(ownerId, null);
   // No reason of its own in the catalogue: a new way in ends every session, as a revoke would.
   await reportSessionsRevoked(tx, ctx.now, { id: ownerId, email }, revokedIds, 'revoked');
+  await tx.appAccess.revokeAccount(ownerId, ctx.now);
   const sessionsRevoked = revokedIds.length;
   const ownerNotified = await mayNotify(notice, ownerId, 'provider_linked', ctx.now);
   if (ownerNotified) {

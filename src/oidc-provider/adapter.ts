@@ -10,7 +10,8 @@
  *
  * The refresh grace: a refresh token used again within `refreshGraceSeconds` of its first use is
  * found as unused, so two refreshes racing (two tabs, a retry after a lost answer) both succeed;
- * past the grace the engine sees it used and revokes its whole grant.
+ * past the grace the engine sees it used and revokes its whole grant. The first use is recorded
+ * once, so the grace cannot slide by using the token again within it.
  */
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Clock } from '../clock.js';
@@ -27,13 +28,16 @@ export interface AdapterDeps {
   refreshGraceSeconds: number;
 }
 
+/** The engine's own error for a code (or device code) redeemed by another request meanwhile. */
+export type AlreadyUsed = (what: string) => Error;
+
 /** What a record's sealed payload is bound to: its model and id hash (a payload moved to another row does not open). */
 export function recordBinding(model: string, idHash: string): string {
   return `oidc.${model}.${idHash}`;
 }
 
 /** The adapter for one model (`Session`, `AccessToken`, `Client`, …), as the engine asks for it. */
-export function createAdapter(deps: AdapterDeps, model: string): Adapter {
+export function createAdapter(deps: AdapterDeps, model: string, alreadyUsed: AlreadyUsed): Adapter {
   if (model === 'Client') return clientAdapter(deps.clients);
   const { records, envelope, clock } = deps;
 
@@ -74,7 +78,13 @@ export function createAdapter(deps: AdapterDeps, model: string): Adapter {
     },
     findByUid: async (uid) => openFound(await records.findRecordByUid(model, sha256Hex(uid), clock.now())),
     findByUserCode: async (userCode) => openFound(await records.findRecordByUserCode(model, sha256Hex(userCode), clock.now())),
-    consume: (id) => records.consumeRecord(model, sha256Hex(id), clock.now()),
+    async consume(id) {
+      const first = await records.consumeRecord(model, sha256Hex(id), clock.now());
+      // Two redemptions of one code racing (on two instances, say) both found it unused: the one
+      // that did not consume it is refused. A refresh token used again within its grace is the
+      // grace's case, not a race.
+      if (!first && model !== 'RefreshToken') throw alreadyUsed(model);
+    },
     destroy: (id) => records.destroyRecord(model, sha256Hex(id)),
     revokeByGrantId: async (grantId) => {
       await records.revokeGrant(grantId);

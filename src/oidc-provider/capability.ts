@@ -157,7 +157,7 @@ function engineDeps(
       const token = cookieHeader === undefined ? undefined : parseCookies(cookieHeader, parts.cookie.name)[parts.cookie.name];
       if (token === undefined) return null;
       const valid = await validateSessionToken(parts.session, token, clock.now());
-      return valid === null ? null : { userId: valid.user.id };
+      return valid === null ? null : { userId: valid.user.id, signedInAt: valid.session.createdAt };
     },
     async rememberedGrantId(accountId, clientId) {
       const grants = await records.listGrantsOfAccount(accountId, clock.now());

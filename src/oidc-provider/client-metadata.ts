@@ -48,3 +48,20 @@ export function clientMetadata(client: OidcClient, secretHash: string | null): C
     [FIRST_PARTY]: client.firstParty,
   };
 }
+
+/**
+ * The CSP `form-action` sources for a page whose form's redirect chain ends at one of `uris` (the
+ * browser checks each hop): an https or http origin as it is, a loopback address on any port (a
+ * native app's port is chosen at request time), a private-use scheme by its scheme.
+ */
+export function formActionSources(uris: readonly string[]): string[] {
+  const sources = new Set<string>();
+  for (const uri of uris) {
+    if (!URL.canParse(uri)) continue;
+    const url = new URL(uri);
+    if (isLoopbackRedirect(url)) sources.add(`http://${url.hostname}:*`);
+    else if (url.protocol === 'https:' || url.protocol === 'http:') sources.add(url.origin);
+    else sources.add(url.protocol);
+  }
+  return [...sources];
+}

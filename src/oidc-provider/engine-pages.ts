@@ -10,6 +10,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import { SafeHtml, html, renderLayout, type PageContext } from '../web/html.js';
 import { pageContextFrom, type PageContextSettings } from '../web/page-context.js';
 import { PAGE_CONTENT_SECURITY_POLICY } from '../web/routes.js';
+import { formActionSources } from './client-metadata.js';
 
 export interface DevicePageDeps {
   issuer: string;
@@ -133,7 +134,6 @@ export function logoutPages(deps: DevicePageDeps) {
       const { t } = page;
       const client = ctx.oidc.client;
       const question = client === undefined ? t('logout.question') : t('logout.questionFromApp', { app: client.clientName ?? client.clientId });
-      const returnOrigins = (client?.postLogoutRedirectUris ?? []).filter((uri) => /^https?:/.test(uri)).map((uri) => new URL(uri).origin);
       answer(
         ctx,
         renderLayout({
@@ -145,7 +145,7 @@ ${engineForm(form)}
 <button type="submit" class="primary" form="op.logoutForm" name="logout" value="yes">${t('logout.yes')}</button>
 <button type="submit" class="secondary" form="op.logoutForm">${t('logout.no')}</button>`,
         }),
-        [...new Set(returnOrigins)],
+        formActionSources(client?.postLogoutRedirectUris ?? []),
       );
     },
     postLogoutSuccessSource: async (ctx: KoaContextWithOIDC): Promise<void> => {

@@ -13,7 +13,7 @@ import type { Envelope } from '../crypto/envelope.js';
 import { AppError } from '../errors.js';
 import { resolveClientIp } from '../http/client-ip.js';
 import type { RateLimits } from '../limits/rate-limits.js';
-import { activeJwks, ensureSigningKeys, keySetFingerprint } from './keys.js';
+import { SIGNING_ALGS, activeJwks, ensureSigningKeys, keySetFingerprint } from './keys.js';
 import { createProvider, type ProviderDeps } from './provider.js';
 import type { OidcKeyStore } from './store.js';
 
@@ -78,7 +78,8 @@ export function createEngine(deps: EngineDeps): Engine {
   const build = async (): Promise<Built> => {
     const now = deps.clock.now();
     let keys = await deps.keys.listKeys();
-    if (!keys.some((key) => key.retiredAt === null)) {
+    // Each algorithm needs a key (the first start; or every key of one was retired meanwhile).
+    if (SIGNING_ALGS.some((alg) => !keys.some((key) => key.alg === alg && key.retiredAt === null))) {
       await ensureSigningKeys(deps.keys, deps.envelope, now);
       keys = await deps.keys.listKeys();
     }
@@ -118,35 +119,44 @@ export function createEngine(deps: EngineDeps): Engine {
   };
 }
 
-/** Counts the token endpoints per client and per IP, and the authorization endpoint per IP; a refusal is the JSON 429. */
+/**
+ * Counts the token endpoints per IP and per client, and the authorization endpoint per IP; a
+ * refusal is the JSON 429. A client is counted once it has authenticated (after the engine
+ * answered), never by the name an unauthenticated request gives — or anyone could spend another
+ * client's budget; a client past its budget is refused before the engine when it names itself in
+ * an HTTP Basic header.
+ */
 function limitsMiddleware(deps: Pick<EngineDeps, 'limits' | 'clock' | 'trustProxyHops'>) {
   return async (ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> => {
     const path = ctx.path;
     const token = TOKEN_PATHS.includes(path);
-    const authorize = path === '/oauth2/authorize';
-    if (token || authorize) {
-      const ip = resolveClientIp({
-        remoteAddress: ctx.req.socket.remoteAddress,
-        readForwardedFor: () => ctx.get('x-forwarded-for') || undefined,
-        trustProxyHops: deps.trustProxyHops,
-      });
-      const now = deps.clock.now();
-      try {
-        if (authorize) await deps.limits.consume('oidcAuthorize', { ip }, now);
-        else {
-          await deps.limits.consume('oidcToken', { ip }, now);
-          const clientId = basicClientId(ctx.get('authorization') || undefined);
-          if (clientId !== null) await deps.limits.consume('oidcToken', { client: clientId }, now);
-        }
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        ctx.status = error.status;
-        ctx.type = 'application/json; charset=utf-8';
-        if (error.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(error.retryAfterSeconds));
-        ctx.body = JSON.stringify({ error: error.code, message: error.message });
-        return;
+    if (!token && path !== '/oauth2/authorize') return next();
+    const ip = resolveClientIp({
+      remoteAddress: ctx.req.socket.remoteAddress,
+      readForwardedFor: () => ctx.get('x-forwarded-for') || undefined,
+      trustProxyHops: deps.trustProxyHops,
+    });
+    const now = deps.clock.now();
+    try {
+      if (!token) await deps.limits.consume('oidcAuthorize', { ip }, now);
+      else {
+        await deps.limits.consume('oidcToken', { ip }, now);
+        const named = basicClientId(ctx.get('authorization') || undefined);
+        if (named !== null) await deps.limits.assertAllowance('oidcToken', { client: named }, now);
       }
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      ctx.status = error.status;
+      ctx.type = 'application/json; charset=utf-8';
+      if (error.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(error.retryAfterSeconds));
+      ctx.body = JSON.stringify({ error: error.code, message: error.message });
+      return;
     }
     await next();
+    const client = ctx.oidc?.client;
+    if (token && client !== undefined && ctx.status < 400) {
+      // Counted, not refused: this answer is given; the client's next requests meet the budget.
+      await deps.limits.consume('oidcToken', { client: client.clientId }, now).catch(() => undefined);
+    }
   };
 }

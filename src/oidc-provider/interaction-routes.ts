@@ -25,7 +25,7 @@ import { html, renderLayout, type PageContext } from '../web/html.js';
 import { pageContextOf, type PageContextSettings } from '../web/page-context.js';
 import { isSecondFactorRequired } from '../credentials/second-factor.js';
 import { amrOf } from './amr.js';
-import { FIRST_PARTY } from './client-metadata.js';
+import { FIRST_PARTY, formActionSources } from './client-metadata.js';
 import { INTERACTION_PATH, MFA_REASON } from './provider.js';
 
 export interface InteractionDeps {
@@ -58,6 +58,8 @@ function consentPolicy(redirectOrigins: readonly string[]): string {
 /** How long a request for a fresh sign-in waits for it (the engine's interactions last an hour). */
 const REAUTH_MARKER_MS = 60 * 60 * 1000;
 const REAUTH_COOKIE = 'gatehouse_op_reauth';
+/** The consent form sends one short field. */
+const MAX_FORM_BYTES = 1024;
 
 /** `prompt=login` and an exceeded `max_age` ask for a sign-in made for this request. */
 function needsFreshSignIn(interaction: Interaction): boolean {
@@ -139,8 +141,7 @@ async function consentPage(c: Context<AppEnv>, deps: InteractionDeps, found: Fou
   if (client === undefined) return expired(c, deps);
   const ctx = pageContextOf(c, deps.page);
   const requested = String(interaction.params.scope ?? '').split(' ');
-  const origins = [...new Set((client.redirectUris ?? []).map((uri) => new URL(uri).origin).filter((origin) => origin.startsWith('http')))];
-  withPageHeaders(c, deps, origins);
+  withPageHeaders(c, deps, formActionSources(client.redirectUris ?? []));
   const action = `${INTERACTION_PATH}/${interaction.uid}`;
   return c.html(
     renderLayout({
@@ -223,8 +224,11 @@ async function decide(c: Context<AppEnv>, deps: InteractionDeps): Promise<Respon
   const valid = await readValid(deps, c);
   const accountId = interaction.session?.accountId;
   if (interaction.prompt.name !== 'consent' || valid === null || accountId === undefined || valid.user.id !== accountId) return expired(c, deps);
-  const form = await c.req.parseBody();
-  if (form.decision !== 'allow') return finish(c, provider, { error: 'access_denied', error_description: 'The person declined to give the app access.' });
+  // The page's own form only: urlencoded and small; anything else is not this page's answer.
+  const length = Number(c.req.header('content-length'));
+  if (!(c.req.header('content-type') ?? '').startsWith('application/x-www-form-urlencoded') || !(length <= MAX_FORM_BYTES)) return expired(c, deps);
+  const decision = new URLSearchParams(await c.req.text()).get('decision');
+  if (decision !== 'allow') return finish(c, provider, { error: 'access_denied', error_description: 'The person declined to give the app access.' });
   return grantConsent(c, deps, found, accountId);
 }
 

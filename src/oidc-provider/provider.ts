@@ -24,6 +24,8 @@ import type { OidcProviderConfig } from './settings.js';
 /** The Gatehouse session behind a request's cookies, as the engine's checks need it. */
 export interface SignedInAccount {
   userId: string;
+  /** When that sign-in was made: the engine's session must have been told of this one. */
+  signedInAt: Date;
 }
 
 export interface ProviderDeps {
@@ -63,7 +65,11 @@ export const OIDC_ROUTES = {
 /** Where the engine sends a browser that must sign in or consent (interaction-routes.ts). */
 export const INTERACTION_PATH = '/consent';
 
-/** The login prompt, plus: Gatehouse's session must be there, and be the account the engine remembers. */
+/**
+ * The login prompt, plus: Gatehouse's session must be there, and be the very sign-in the engine
+ * was told of (the account, and its time) — otherwise the engine's remembered `amr`, `acr` and
+ * `auth_time` would describe an earlier sign-in, perhaps a stronger one since signed out.
+ */
 function interactionPolicyOf(oidc: OidcModule, deps: Pick<ProviderDeps, 'signedInAccount'>): ReturnType<OidcModule['interactionPolicy']['base']> {
   const { interactionPolicy } = oidc;
   const policy = interactionPolicy.base();
@@ -73,7 +79,8 @@ function interactionPolicyOf(oidc: OidcModule, deps: Pick<ProviderDeps, 'signedI
       const accountId = ctx.oidc.session?.accountId;
       if (accountId === undefined) return interactionPolicy.Check.NO_NEED_TO_PROMPT;
       const signedIn = await deps.signedInAccount(ctx.get('cookie') || undefined);
-      return signedIn?.userId === accountId ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT;
+      const same = signedIn !== null && signedIn.userId === accountId && ctx.oidc.session?.loginTs === Math.floor(signedIn.signedInAt.getTime() / 1000);
+      return same ? interactionPolicy.Check.NO_NEED_TO_PROMPT : interactionPolicy.Check.REQUEST_PROMPT;
     }),
   );
   login?.checks.add(
@@ -136,6 +143,8 @@ function featuresOf(oidc: OidcModule, settings: Readonly<OidcProviderConfig>, pa
       },
     },
     clientCredentials: { enabled: true },
+    // Not offered: every request would store a record, and no client here needs it.
+    pushedAuthorizationRequests: { enabled: false },
     rpInitiatedLogout: { enabled: true, ...logoutPages(pages) },
     // Back-channel logout tokens are queued and sent by Gatehouse's own worker (logout-worker.ts), with retries.
     backchannelLogout: { enabled: true },
@@ -161,7 +170,7 @@ function configurationOf(oidc: OidcModule, deps: ProviderDeps): Configuration {
   const { settings } = deps;
   const cookie = { signed: true, secure: deps.secureCookies, sameSite: 'lax' as const, httpOnly: true };
   return {
-    adapter: (name: string) => createAdapter(deps.adapter, name),
+    adapter: (name: string) => createAdapter(deps.adapter, name, (what) => new oidc.errors.InvalidGrant(`${what} already used`)),
     clients: [],
     jwks: { keys: deps.jwks },
     cookies: {
@@ -211,7 +220,8 @@ function configurationOf(oidc: OidcModule, deps: ProviderDeps): Configuration {
       AuthorizationCode: 60,
       IdToken: settings.idTokenTtlSeconds,
       RefreshToken: settings.refreshTokenTtlSeconds,
-      Grant: settings.refreshTokenTtlSeconds,
+      // A person's consent lasts until they (or an account change) revoke it; each refresh token has its own lifetime.
+      Grant: 10 * 365 * 24 * 60 * 60,
       Interaction: 60 * 60,
       Session: 14 * 24 * 60 * 60,
     },
@@ -225,7 +235,8 @@ function configurationOf(oidc: OidcModule, deps: ProviderDeps): Configuration {
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
     loadExistingGrant: (ctx) => loadExistingGrant(deps, ctx),
-    // The engine's own notices about development defaults: every one of them is configured here.
+    // What the engine cannot send back to the app (an unknown client, a redirect URI that does not
+    // match): the OAuth error as JSON, never a redirect to the address it could not trust.
     renderError: async (ctx, out) => {
       ctx.type = 'application/json; charset=utf-8';
       ctx.body = JSON.stringify(out);

@@ -66,14 +66,13 @@ export interface LogoutNoticeStore {
 }
 
 export interface OidcRecordStore {
-  /** Every record of the account's grants, and every record naming the account; returns how many went. */
-  revokeAccount(accountId: string): Promise<number>;
   upsertRecord(record: OidcRecord): Promise<void>;
   /** Null when there is none or it expired as of `now`. */
   findRecord(model: string, idHash: string, now: Date): Promise<StoredOidcRecord | null>;
   findRecordByUid(model: string, uidHash: string, now: Date): Promise<StoredOidcRecord | null>;
   findRecordByUserCode(model: string, userCodeHash: string, now: Date): Promise<StoredOidcRecord | null>;
-  consumeRecord(model: string, idHash: string, now: Date): Promise<void>;
+  /** Marks its first use; false when it was used already (or is gone). */
+  consumeRecord(model: string, idHash: string, now: Date): Promise<boolean>;
   destroyRecord(model: string, idHash: string): Promise<void>;
   /** Every record of the grant, whatever its model: the grant itself, its codes and tokens. */
   revokeGrant(grantId: string): Promise<number>;

@@ -103,8 +103,10 @@ export async function reportSessionsRevoked(
 ): Promise<void> {
   if (sessionIds.length === 0) return;
   await emitEvent(stores, now, 'session.revoked', { id: user.id, email: user.email }, { sessionIds: [...sessionIds], reason });
-  // The apps the person signed in to through Gatehouse hear of it (OpenID Connect back-channel logout).
-  await stores.appAccess.notifyLogout(user.id, now);
+  // The apps the person signed in to through Gatehouse hear of it (OpenID Connect back-channel
+  // logout). The logout token names the person, not a session, so the apps end every session of
+  // theirs: not wanted when the person kept this browser's session and ended the others.
+  if (reason !== 'revoked_others') await stores.appAccess.notifyLogout(user.id, now);
 }
 
 /**

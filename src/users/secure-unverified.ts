@@ -35,7 +35,7 @@ export interface UnverifiedAccountStores {
   accounts: Pick<AccountStore, 'listUserAccounts' | 'deleteUserAccounts'>;
   emailChangeTokens: Pick<EmailChangeTokenStore, 'deleteUserEmailChangeTokens'>;
   webhookEvents: WebhookEventStore;
-  appAccess: Pick<AppAccessStore, 'notifyLogout'>;
+  appAccess: Pick<AppAccessStore, 'notifyLogout' | 'revokeAccount'>;
 }
 
 /** How the securing is reported (webhooks/events.ts): when, and the sign-in's reason for the sessions it ends. */
@@ -81,6 +81,8 @@ async function secureUnverifiedAccount(tx: UnverifiedAccountStores, user: User, 
   await tx.users.markEmailVerified(user.id);
   if (!user.emailVerified) await emitEvent(tx, report.now, 'user.email_verified', user, {});
   await reportSessionsRevoked(tx, report.now, user, revokedIds, report.sessionsRevokedReason);
+  // Apps signed in to through Gatehouse by whoever set the account up go with the rest.
+  await tx.appAccess.revokeAccount(user.id, report.now);
   if (totp !== null && totp.enabledAt !== null) await emitEvent(tx, report.now, 'user.mfa_disabled', user, { method: 'totp' });
   for (const passkey of passkeys) await emitEvent(tx, report.now, 'user.passkey_removed', user, { passkeyId: passkey.id, name: passkey.name });
   for (const account of accounts) {

@@ -131,12 +131,12 @@ function loadWebAuthnBrowser(): StaticAsset {
   return loadAsset('webauthn.js', contentType, readFileSync(path.join(root, 'dist/bundle/index.umd.min.js'), 'utf8'));
 }
 
-/** What every page's context shares, the brand's markup built once. */
 /** An app's login_hint, kept only when it reads as an email address (it is someone else's text). */
 function emailHintOf(hint: string | undefined): string | undefined {
   return hint !== undefined && hint.length <= 254 && /^[^\s@<>"]+@[^\s@<>"]+$/.test(hint) ? hint : undefined;
 }
 
+/** What every page's context shares, the brand's markup built once. */
 export function pageSettingsOf(config: WebRouteDeps['config']): PageContextSettings {
   return {
     devMode: config.mode === 'development' && config.devConveniences,

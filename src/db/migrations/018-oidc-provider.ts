@@ -3,9 +3,9 @@
  * registered clients.
  *
  * - `oidc_records` holds what the engine (oidc-provider) stores through its adapter: sessions,
- *   interactions, grants, codes, tokens. `id` is the SHA-256 of the record's id, and the value
- *   itself is taken out of the stored payload, so a database dump holds no usable code, token or
- *   session. `grant_id`, `account_id` and `client_id` let a grant's tokens, or every grant of an
+ *   interactions, grants, codes, tokens. `id` is the SHA-256 of the record's id (the id of a code,
+ *   a token or a session is its value), and the payload is sealed with the envelope, so a
+ *   database dump holds no usable code, token or session. `grant_id`, `account_id` and `client_id` let a grant's tokens, or every grant of an
  *   account, be revoked with one statement.
  * - `oidc_signing_keys`: the public JWK, and the private JWK sealed with the envelope (bound to
  *   the key id). `signs_from` lets a rotated key be published before it signs.
