@@ -28,6 +28,7 @@ if (!fs.existsSync(CLI)) {
 const { createSessionTokenCodec } = await import(pathToFileURL(path.join(root, 'dist/session/token.js')).href);
 const { createGatehouse } = await import(pathToFileURL(path.join(root, 'dist/gatehouse.js')).href);
 const { loadConfig } = await import(pathToFileURL(path.join(root, 'dist/config.js')).href);
+const { normalizePassword } = await import(pathToFileURL(path.join(root, 'dist/credentials/rules.js')).href);
 
 function argument(name, fallback) {
   const at = process.argv.indexOf(name);
@@ -402,7 +403,8 @@ async function runDialect(label, databaseEnv, openSeeder, hash) {
 
 console.error(`Gatehouse at scale — ${os.availableParallelism()} cores, Node ${process.version}, counts ${JSON.stringify(COUNTS)}`);
 // One real bcrypt hash (cost 10), copied onto every user: hashing a million would measure bcrypt.
-const hash = await bcrypt.hash(PASSWORD, 10);
+// Gatehouse bcrypts the SHA-384 of the normalised password (src/credentials/hasher.ts prehash).
+const hash = await bcrypt.hash(createHash('sha384').update(normalizePassword(PASSWORD), 'utf8').digest('base64'), 10);
 const results = [];
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-scale-'));
 try {
