@@ -97,3 +97,17 @@ export function answers(host, port) {
     socket.once('error', () => resolve(false));
   });
 }
+
+/** Runs `bench/<script>` with `args` in a process of its own; its last line of output, as JSON. */
+export function runJson(script, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(root, 'bench', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('exit', (code) => {
+      const line = out.trim().split('\n').pop();
+      if (code !== 0 || !line) reject(new Error(`${script} failed (${code})`));
+      else resolve(JSON.parse(line));
+    });
+  });
+}

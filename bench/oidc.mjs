@@ -12,13 +12,12 @@
 //    previous token and using the next (no target: a rotation writes and revokes records);
 // 5. the session check again, to show its rate unchanged once the provider has served.
 // --quick shortens every load. The last line of stdout is the figures as JSON.
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { CLI, procStatusMB, root, startServer } from './lib.mjs';
+import { CLI, procStatusMB, runJson, startServer } from './lib.mjs';
 
 const PASSWORD = 'Bench-Password-1';
 const APP = 'https://app.example.test/callback';
@@ -61,19 +60,6 @@ if (process.argv[2] === '--form-load') {
 if (!fs.existsSync(CLI)) {
   console.error('dist/cli.js is missing: run npm run build first.');
   process.exit(1);
-}
-
-function runJson(script, args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'bench', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.on('exit', (code) => {
-      const line = out.trim().split('\n').pop();
-      if (code !== 0 || !line) reject(new Error(`${script} failed (${code})`));
-      else resolve(JSON.parse(line));
-    });
-  });
 }
 
 const load = (spec) => runJson('load.mjs', [JSON.stringify(spec)]);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import bcrypt from 'bcrypt';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { answers, CLI, mainThreadCpu, procStatusMB, root, sleep, startServer } from './lib.mjs';
+import { answers, CLI, mainThreadCpu, procStatusMB, runJson, sleep, startServer } from './lib.mjs';
 
 const PASSWORD = 'Bench-Password-1';
 const quick = process.argv.includes('--quick');
@@ -22,19 +22,6 @@ const WARMUP = quick ? 1 : 2;
 if (!fs.existsSync(CLI)) {
   console.error('dist/cli.js is missing: run npm run build first.');
   process.exit(1);
-}
-
-function runJson(script, args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(root, 'bench', script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.on('exit', (code) => {
-      const line = out.trim().split('\n').pop();
-      if (code !== 0 || !line) reject(new Error(`${script} failed (${code})`));
-      else resolve(JSON.parse(line));
-    });
-  });
 }
 
 const load = (spec) => runJson('load.mjs', [JSON.stringify(spec)]);
