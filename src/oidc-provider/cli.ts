@@ -9,7 +9,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Operator } from '../admin/flow.js';
 import { UsageError } from '../admin/cli.js';
-import type { AuditEventType, AuditMetadata } from '../audit/audit-log.js';
 import type { CliCommand } from '../capability.js';
 import { systemClock } from '../clock.js';
 import { ConfigError, type Config } from '../config.js';
@@ -24,7 +23,16 @@ import { chooseLogFormat, createCliLogger } from '../logger.js';
 import { secureRandom } from '../random.js';
 import type { Stores } from '../stores.js';
 import { createClientBody, isClientId, updateClientBody } from './admin-routes.js';
-import { deleteClient, findClient, registerClient, rotateClientSecret, updateClient, type ClientAdminDeps, type ClientInput } from './clients.js';
+import {
+  auditOperator,
+  deleteClient,
+  findClient,
+  registerClient,
+  rotateClientSecret,
+  updateClient,
+  type ClientAdminDeps,
+  type ClientInput,
+} from './clients.js';
 import { makeKeyPairSet, retireSigningKey } from './keys.js';
 import type { OidcClient, OidcKeyStore, OidcSigningKey } from './store.js';
 
@@ -251,17 +259,6 @@ function envelopeOf(given: Readonly<Config>): Envelope {
   return createEnvelope(keys);
 }
 
-async function auditKeys(stores: Stores, operator: Operator, type: AuditEventType, metadata: AuditMetadata): Promise<void> {
-  await stores.audit.recordEvent({
-    type,
-    userId: null,
-    ip: operator.ip,
-    userAgent: operator.userAgent,
-    metadata: { actor: operator.actor, ...metadata },
-    at: operator.now,
-  });
-}
-
 async function listKeys(store: OidcKeyStore, now: Date): Promise<void> {
   const keys = await store.listKeys();
   if (keys.length === 0) return print('No signing keys (the server makes them on its first start).');
@@ -277,7 +274,7 @@ async function rotateKeys(config: Readonly<Config>, store: OidcKeyStore, stores:
   const signsFrom = new Date(operator.now.getTime() + (now ? 0 : config.oidcProvider.keyRotationDelayMs));
   const keys = await makeKeyPairSet(envelope, operator.now, signsFrom);
   await store.insertKeys(keys);
-  await auditKeys(stores, operator, 'oidc_keys_rotated', { kids: keys.map((key) => key.kid).join(','), signsFrom: signsFrom.toISOString() });
+  await auditOperator(stores, operator, 'oidc_keys_rotated', { kids: keys.map((key) => key.kid).join(','), signsFrom: signsFrom.toISOString() });
   for (const key of keys) print(`New ${key.alg} key ${key.kid}`);
   const when = signsFrom.getTime() <= operator.now.getTime() ? 'now' : `from ${signsFrom.toISOString()}`;
   print(`Published at once; they sign ${when}. Retire the old keys (gatehouse keys retire KID) once no token they signed is still in use.`);
@@ -292,7 +289,7 @@ async function retireKey(store: OidcKeyStore, stores: Stores, kid: string): Prom
     const message = `Key ${kid} is the last ${alg ?? ''} key: retiring it would leave ${alg ?? 'its algorithm'} with no key to sign with. Run gatehouse keys rotate first.`;
     throw validationError([{ path: 'kid', message: `the last ${alg ?? ''} key` }], message);
   }
-  await auditKeys(stores, operator, 'oidc_key_retired', { kid, alg: alg ?? null });
+  await auditOperator(stores, operator, 'oidc_key_retired', { kid, alg: alg ?? null });
   print(`Retired key ${kid}: it is no longer published, and tokens it signed no longer verify.`);
 }
 

@@ -74,17 +74,8 @@ function uniqueList(values: readonly string[] | undefined): string[] {
   return [...new Set(values ?? [])];
 }
 
-interface Registration {
-  name: string;
-  public: boolean;
-  firstParty: boolean;
-  redirectUris: string[];
-  postLogoutRedirectUris: string[];
-  grantTypes: GrantName[];
-  scopes: string[];
-  backchannelLogoutUri: string | null;
-  idTokenSignedResponseAlg: IdTokenAlg;
-}
+/** A client as registered: everything but what Gatehouse assigns (its id and dates). */
+type Registration = Omit<OidcClient, 'clientId' | 'createdAt' | 'updatedAt'>;
 
 /** The whole registration's problems, each at its field (the admin API's `issues`). */
 export function registrationIssues(registration: Registration, production: boolean): ValidationIssue[] {
@@ -152,8 +143,9 @@ export function hashClientSecret(secret: string): string {
   return sha256Hex(secret);
 }
 
-async function audit(deps: Pick<ClientAdminDeps, 'stores'>, operator: Operator, type: AuditEventType, metadata: AuditMetadata): Promise<void> {
-  await deps.stores.audit.recordEvent({
+/** An operator's change to the provider (a client, a signing key), audited with the operator's actor; `userId` null. */
+export async function auditOperator(stores: Pick<Stores, 'audit'>, operator: Operator, type: AuditEventType, metadata: AuditMetadata): Promise<void> {
+  await stores.audit.recordEvent({
     type,
     userId: null,
     ip: operator.ip,
@@ -181,7 +173,7 @@ export async function registerClient(
   };
   const clientSecret = client.public ? null : newSecret(deps.random);
   await deps.clients.createClient(client, clientSecret === null ? null : hashClientSecret(clientSecret));
-  await audit(deps, operator, 'oidc_client_created', { clientId: client.clientId, name: client.name, public: client.public });
+  await auditOperator(deps.stores, operator, 'oidc_client_created', { clientId: client.clientId, name: client.name, public: client.public });
   return { client, clientSecret };
 }
 
@@ -200,7 +192,7 @@ export async function updateClient(deps: ClientAdminDeps, operator: Operator, cl
   const { public: _public, ...changes } = merged;
   const updated = await deps.clients.updateClient(clientId, changes satisfies OidcClientChanges, operator.now);
   if (updated === null) throw notFound(NO_SUCH_CLIENT);
-  await audit(deps, operator, 'oidc_client_updated', { clientId, name: updated.name, fields: Object.keys(update).sort().join(',') });
+  await auditOperator(deps.stores, operator, 'oidc_client_updated', { clientId, name: updated.name, fields: Object.keys(update).sort().join(',') });
   return updated;
 }
 
@@ -208,7 +200,7 @@ export async function updateClient(deps: ClientAdminDeps, operator: Operator, cl
 export async function deleteClient(deps: ClientAdminDeps, operator: Operator, clientId: string): Promise<void> {
   const current = await findClient(deps, clientId);
   if (!(await deps.clients.deleteClient(clientId))) throw notFound(NO_SUCH_CLIENT);
-  await audit(deps, operator, 'oidc_client_deleted', { clientId, name: current.name });
+  await auditOperator(deps.stores, operator, 'oidc_client_deleted', { clientId, name: current.name });
 }
 
 /** A new secret for a confidential client; the old one stops working at once. */
@@ -217,6 +209,6 @@ export async function rotateClientSecret(deps: ClientAdminDeps, operator: Operat
   if (current.public) throw validationError([{ path: 'clientId', message: 'a public client has no secret' }], 'A public client has no secret to rotate.');
   const clientSecret = newSecret(deps.random);
   if (!(await deps.clients.replaceSecret(clientId, hashClientSecret(clientSecret), operator.now))) throw notFound(NO_SUCH_CLIENT);
-  await audit(deps, operator, 'oidc_client_secret_rotated', { clientId, name: current.name });
+  await auditOperator(deps.stores, operator, 'oidc_client_secret_rotated', { clientId, name: current.name });
   return clientSecret;
 }
