@@ -12,6 +12,7 @@ import { emailVerification } from './email-verification/capability.js';
 import { twoFactor } from './mfa/capability.js';
 import { providers } from './oauth/capability.js';
 import { oidcProvider } from './oidc-provider/capability.js';
+import { organizations } from './organizations/capability.js';
 import { passkeys } from './passkeys/capability.js';
 import { passwordReset } from './password-reset/capability.js';
 import { passwordSignIn } from './password-sign-in/capability.js';
@@ -32,6 +33,7 @@ export const CAPABILITIES: readonly Capability[] = [
   pages,
   brand,
   providers,
+  organizations,
   // Before admin: its /users/:id would take /users/export for a user id.
   userTransfer,
   // Before admin too: its key check on every /api/admin/* path would count a webhook request twice.

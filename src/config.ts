@@ -31,6 +31,7 @@ import { sessionSettings } from './session/settings.js';
 import { userTransferSettings } from './user-transfer/settings.js';
 import { webhookSettings } from './webhooks/settings.js';
 import { oidcProviderSettings } from './oidc-provider/settings.js';
+import { organizationSettings } from './organizations/settings.js';
 import { ConfigError } from './config-error.js';
 import {
   createSettingsReader,
@@ -69,6 +70,7 @@ const SETTINGS = [
   userTransferSettings,
   webhookSettings,
   oidcProviderSettings,
+  organizationSettings,
   metricsSettings,
   limitSettings,
   auditSettings,

@@ -37,6 +37,10 @@ export const ERROR_CODES = [
   'webhook_limit_reached',
   'webhook_disabled',
   'already_delivered',
+  'forbidden',
+  'slug_taken',
+  'last_owner',
+  'invitation_email_mismatch',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -82,6 +86,10 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, ErrorStatus>> = {
   webhook_limit_reached: 409,
   webhook_disabled: 409,
   already_delivered: 409,
+  forbidden: 403,
+  slug_taken: 409,
+  last_owner: 409,
+  invitation_email_mismatch: 403,
 };
 
 export interface ValidationIssue {

@@ -10,6 +10,7 @@ import type { VerificationTokenStore } from './email-verification/store.js';
 import type { RecoveryCodeStore, TotpStore } from './mfa/store.js';
 import type { AccountStore } from './oauth/store.js';
 import type { AppAccessStore } from './oidc-provider/store.js';
+import type { OrganizationStore } from './organizations/store.js';
 import type { OutboxStore } from './outbox/outbox.js';
 import type { PasskeyStore } from './passkeys/store.js';
 import type { ResetTokenStore } from './password-reset/store.js';
@@ -34,6 +35,8 @@ export interface Stores {
   webhookEvents: WebhookEventStore;
   /** The OpenID Connect grants and tokens of an account, revoked when it is disabled, reset or deleted. */
   appAccess: AppAccessStore;
+  /** Organizations, their members and invitations (organizations/). */
+  organizations: OrganizationStore;
   /** Runs `work` in one transaction; nested calls join the outer one. */
   transaction<T>(work: (stores: Stores) => Promise<T>): Promise<T>;
 }

@@ -12,6 +12,7 @@
  *                 │                    └── address taken meanwhile ──► 409, nothing changes
  *                 └── 24 h pass, or a newer request ──► dead
  */
+import { releaseOrganizations } from '../organizations/memberships.js';
 import type { Language } from '../i18n/languages.js';
 import type { TemplateOverrides } from '../outbox/template-overrides.js';
 import { describeDevice } from './device.js';
@@ -310,6 +311,8 @@ export async function eraseAccount(stores: Stores, user: Pick<User, 'id' | 'emai
     const addresses = [...(user.email !== null ? [user.email] : []), ...(await tx.emailChangeTokens.listPendingEmails(user.id))];
     for (const address of addresses) await tx.outbox.expireQueuedEmailsTo(address);
     // Deleted here rather than by the cascade, so the event can name them.
+    // First: it may refuse (409 last_owner) before anything is written.
+    await releaseOrganizations(tx, user, report.now);
     const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
     await tx.appAccess.revokeAccount(user.id, report.now);
     const deleted = await tx.users.deleteUser(user.id);

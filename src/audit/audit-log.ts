@@ -58,7 +58,18 @@ export type AuditEventType =
   | 'oidc_key_retired'
   | 'oidc_consent_granted'
   | 'oidc_grant_revoked'
-  | 'oidc_refresh_reuse';
+  | 'oidc_refresh_reuse'
+  // Organizations (`metadata.organizationId` on each; `userId` the person who acted, `memberId`
+  // the member acted on, an invitation's `email` the address invited; never its token).
+  | 'org_created'
+  | 'org_updated'
+  | 'org_deleted'
+  | 'member_added'
+  | 'member_removed'
+  | 'member_role_changed'
+  | 'invitation_created'
+  | 'invitation_accepted'
+  | 'invitation_revoked';
 
 export type AuditMetadata = Record<string, string | number | boolean | null>;
 

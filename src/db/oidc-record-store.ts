@@ -12,7 +12,7 @@ function stored(row: { id: string; payload: string; consumed_at: number | string
 }
 
 /** The upsert's columns, in the order of its parameters (an update keeps `consumed_at`). */
-const UPSERT_COLUMNS = ['model', 'id', 'payload', 'grant_id', 'user_code', 'uid', 'account_id', 'client_id', 'expires_at', 'consumed_at'] as const;
+const UPSERT_COLUMNS = ['model', 'id', 'payload', 'grant_id', 'user_code', 'uid', 'account_id', 'client_id', 'expires_at', 'consumed_at', 'scope'] as const;
 
 /**
  * Every token the engine issues is one upsert, and every token it checks one lookup by id: both
@@ -32,6 +32,7 @@ function compiledStatements(db: Kysely<Database>): { upsertSql: string; findSql:
         account_id: eb.ref('excluded.account_id'),
         client_id: eb.ref('excluded.client_id'),
         expires_at: eb.ref('excluded.expires_at'),
+        scope: eb.ref('excluded.scope'),
       })),
     )
     .compile().sql;
@@ -65,6 +66,7 @@ export function createOidcRecordStore(db: Kysely<Database>): OidcRecordStore {
         record.clientId,
         record.expiresAt?.getTime() ?? null,
         null,
+        record.scope,
       ];
       await db.executeQuery(CompiledQuery.raw(upsertSql, params));
     },
@@ -142,6 +144,23 @@ async function listGrantsOfAccount(db: Kysely<Database>, accountId: string, now:
           },
         ],
   );
+}
+
+/**
+ * A grant whose scopes include `scope`, and with it every code and token issued under it, for one
+ * account (a member removed from an organization loses the grants whose tokens named it).
+ */
+export async function revokeGrantsWithScope(db: Kysely<Database>, accountId: string, scope: string): Promise<number> {
+  const grants = await db
+    .selectFrom('oidc_records')
+    .select('grant_id')
+    .where('account_id', '=', accountId)
+    .where('model', '=', 'Grant')
+    .where('scope', 'like', `% ${scope} %`)
+    .execute();
+  const grantIds = grants.flatMap((row) => (row.grant_id === null ? [] : [row.grant_id]));
+  if (grantIds.length > 0) await db.deleteFrom('oidc_records').where('grant_id', 'in', grantIds).execute();
+  return grantIds.length;
 }
 
 /**

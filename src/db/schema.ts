@@ -254,6 +254,39 @@ export interface OidcRecordsTable {
   client_id: string | null;
   expires_at: number | null;
   consumed_at: number | null;
+  /** A grant's scopes as ` openid organizations ` (null on other records): 019-organizations. */
+  scope: string | null;
+}
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  /** Unique, lower-case `[a-z0-9-]`. */
+  slug: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface OrganizationMembersTable {
+  organization_id: string;
+  user_id: string;
+  /** owner, admin, member, or a role of ORG_ROLES_FILE. */
+  role: string;
+  joined_at: number;
+}
+
+export interface OrganizationInvitationsTable {
+  /** The `<id>` part of the token `<id>.<secret>`. */
+  id: string;
+  organization_id: string;
+  /** Lower-cased; one pending invitation per organization and address. */
+  email: string;
+  role: string;
+  /** SHA-256 (hex) of the token's secret. */
+  secret_hash: string;
+  invited_by: string | null;
+  expires_at: number;
+  created_at: number;
 }
 
 export interface OidcSigningKeysTable {
@@ -317,4 +350,7 @@ export interface Database {
   oidc_signing_keys: OidcSigningKeysTable;
   oidc_clients: OidcClientsTable;
   oidc_logout_notices: OidcLogoutNoticesTable;
+  organizations: OrganizationsTable;
+  organization_members: OrganizationMembersTable;
+  organization_invitations: OrganizationInvitationsTable;
 }

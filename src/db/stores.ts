@@ -6,7 +6,8 @@ import { createAuditStore } from './audit-store.js';
 import { createEmailSignInStore } from './email-sign-in-store.js';
 import { createRecoveryCodeStore, createTotpStore } from './mfa-store.js';
 import { enqueueLogoutNotices } from './oidc-logout-store.js';
-import { revokeAppAccess } from './oidc-record-store.js';
+import { revokeAppAccess, revokeGrantsWithScope } from './oidc-record-store.js';
+import { createOrganizationStore } from './organization-store.js';
 import { createOutboxStore } from './outbox-store.js';
 import { createPasskeyStore } from './passkey-store.js';
 import type { Database } from './schema.js';
@@ -39,7 +40,9 @@ export function createStores(db: Kysely<Database>, dialect: 'sqlite' | 'postgres
           return revokeAppAccess(executor, accountId);
         },
         notifyLogout: async (accountId, now) => void (await enqueueLogoutNotices(executor, accountId, now)),
+        revokeGrantsWithScope: (accountId, scope) => revokeGrantsWithScope(executor, accountId, scope),
       },
+      organizations: createOrganizationStore(executor, dialect),
       transaction: (work) => (inTransaction ? work(stores) : executor.transaction().execute((tx) => work(bind(tx, true)))),
     };
     return stores;

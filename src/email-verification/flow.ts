@@ -6,6 +6,7 @@
  *                           │
  *                           └── 24 h pass ──► expired (refused; row replaced on the next resend)
  */
+import { releaseOrganizations } from '../organizations/memberships.js';
 import type { Language } from '../i18n/languages.js';
 import type { TemplateOverrides } from '../outbox/template-overrides.js';
 import { recordAudit } from '../audit/record.js';
@@ -172,6 +173,7 @@ export async function declineAccount(deps: VerificationDeps, token: string, ctx:
     if (!(await tx.verificationTokens.deleteVerificationToken(record.id))) return null;
     const user = await tx.users.findUserById(record.userId);
     if (user === null || user.emailVerified) return null;
+    await releaseOrganizations(tx, user, ctx.now, { handOver: true });
     // Written before the delete; the events reference no user row, so they outlive it.
     const revokedIds = await tx.sessions.deleteUserSessionsReturningIds(user.id, null);
     await reportSessionsRevoked(tx, ctx.now, user, revokedIds, 'deleted');

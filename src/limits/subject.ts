@@ -1,10 +1,10 @@
 /**
- * @module Who a counter counts: a client IP, an email, a user, a device or an OpenID Connect client. Store keys hold a
+ * @module Who a counter counts: a client IP, an email, a user, a device, an OpenID Connect client or an organization. Store keys hold a
  * SHA-256 of the subject, never the email itself, so Redis and PostgreSQL keep no addresses.
  */
 import { hash } from 'node:crypto';
 
-export type LimitSubject = { ip: string } | { email: string } | { userId: string } | { device: string } | { client: string };
+export type LimitSubject = { ip: string } | { email: string } | { userId: string } | { device: string } | { client: string } | { organization: string };
 
 export function subjectKey(subject: LimitSubject): string {
   const [kind, value] = Object.entries(subject)[0] as [string, string];

@@ -36,6 +36,12 @@ export function recordBinding(model: string, idHash: string): string {
   return `oidc.${model}.${idHash}`;
 }
 
+/** The OpenID scopes a grant gives, as ` openid organizations `: not a secret, and the revocation by scope reads it. */
+function grantScope(payload: AdapterPayload): string | null {
+  const scope = (payload as { openid?: { scope?: unknown } }).openid?.scope;
+  return typeof scope === 'string' && scope !== '' ? ` ${scope} ` : null;
+}
+
 /** The adapter for one model (`Session`, `AccessToken`, `Client`, …), as the engine asks for it. */
 export function createAdapter(deps: AdapterDeps, model: string, alreadyUsed: AlreadyUsed): Adapter {
   if (model === 'Client') return clientAdapter(deps.clients);
@@ -70,6 +76,7 @@ export function createAdapter(deps: AdapterDeps, model: string, alreadyUsed: Alr
         accountId,
         clientId,
         expiresAt: expiresIn === undefined ? null : new Date(clock.now().getTime() + expiresIn * 1000),
+        scope: model === 'Grant' ? grantScope(payload) : null,
       });
     },
     find: async (id) => {

@@ -19,6 +19,8 @@ export interface OidcRecord {
   accountId: string | null;
   clientId: string | null;
   expiresAt: Date | null;
+  /** A grant's scopes as ` openid organizations ` (spaces around each), so a scope's grants are found by LIKE; null for other models. */
+  scope: string | null;
 }
 
 export interface StoredOidcRecord {
@@ -46,6 +48,8 @@ export interface AppAccessStore {
   revokeAccount(accountId: string, now: Date): Promise<number>;
   /** The person's sessions ended (logout, revocation, password change): each app with a back-channel logout URI is told. */
   notifyLogout(accountId: string, now: Date): Promise<void>;
+  /** Revokes the account's grants that give `scope` (and every token under them); returns how many grants. */
+  revokeGrantsWithScope(accountId: string, scope: string): Promise<number>;
 }
 
 /** A back-channel logout the worker owes a client. */

@@ -14,7 +14,8 @@ export type EmailTemplate =
   | 'email_change_requested'
   | 'email_changed'
   | 'email_sign_in'
-  | 'account_secured';
+  | 'account_secured'
+  | 'organization_invitation';
 
 export type OutboxStatus = 'queued' | 'sending' | 'sent' | 'dead' | 'expired';
 

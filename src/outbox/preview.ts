@@ -11,6 +11,7 @@ import {
   EMAIL_KINDS,
   renderAccountLockedEmail,
   renderAccountSecuredEmail,
+  renderOrganizationInvitationEmail,
   renderEmailChangedEmail,
   renderEmailChangeEmail,
   renderEmailChangeRequestedEmail,
@@ -52,6 +53,8 @@ const SAMPLES: Readonly<Record<EmailKind, (config: PreviewConfig, language: Emai
   email_change_requested: (c, l) => renderEmailChangeRequestedEmail({ ...l, appName: c.mail.appName, newEmail: 'new@example.com', baseUrl: c.baseUrl }),
   email_changed: (c, l) => renderEmailChangedEmail({ ...l, appName: c.mail.appName, newEmail: 'new@example.com', baseUrl: c.baseUrl }),
   account_secured: (c, l) => renderAccountSecuredEmail({ ...l, appName: c.mail.appName, baseUrl: c.baseUrl }),
+  organization_invitation: (c, l) =>
+    renderOrganizationInvitationEmail({ ...l, appName: c.mail.appName, url: `${c.baseUrl}/accept-invitation?token=${SAMPLE_TOKEN}`, organization: 'Acme', role: 'admin', lifetimeDays: 7 }),
 };
 
 const KINDS = Object.keys(EMAIL_KINDS) as EmailKind[];

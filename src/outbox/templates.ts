@@ -48,6 +48,7 @@ export const EMAIL_KINDS = {
   email_change_requested: ['appName', 'url', 'newEmail'],
   email_changed: ['appName', 'url', 'newEmail'],
   account_secured: ['appName', 'url'],
+  organization_invitation: ['appName', 'url', 'organization', 'role', 'lifetime'],
 } as const satisfies Partial<Record<EmailTemplate, readonly string[]>>;
 
 export type EmailKind = keyof typeof EMAIL_KINDS;
@@ -351,6 +352,29 @@ export function renderAccountSecuredEmail(options: { appName: string; baseUrl: s
       action: t('email.chooseNewPassword'),
       url: `${options.baseUrl}/forgot-password`,
       outro: [t('email.accountSecured.wasYou')],
+    },
+    options,
+  );
+}
+
+/** An invitation into an organization: the link opens a page that spends nothing until its button is pressed. */
+export function renderOrganizationInvitationEmail(
+  options: { appName: string; url: string; organization: string; role: string; lifetimeDays: number } & EmailLanguage,
+): RenderedEmail {
+  const lang = languageOf(options);
+  const lifetime = new Intl.NumberFormat(lang, { style: 'unit', unit: 'day', unitDisplay: 'long' }).format(options.lifetimeDays);
+  const t = lookup(lang, { appName: options.appName, organization: options.organization, role: options.role, lifetime });
+  const vars: EmailVariables<'organization_invitation'> = { appName: options.appName, url: options.url, organization: options.organization, role: options.role, lifetime };
+  return render(
+    lang,
+    {
+      template: 'organization_invitation',
+      vars,
+      subject: t('email.orgInvitation.subject'),
+      intro: [t('email.orgInvitation.intro'), t('email.orgInvitation.openLink')],
+      action: t('email.orgInvitation.accept'),
+      url: options.url,
+      outro: [t('email.orgInvitation.expires'), t('email.orgInvitation.notYou')],
     },
     options,
   );

@@ -30,7 +30,26 @@ export interface WebhookEventData {
   /** `methods`: how the person proved who they are (`password`, `password+totp`, `passkey`, …). */
   'session.created': { sessionId: string; methods: string };
   'session.revoked': { sessionIds: string[]; reason: SessionRevokedReason };
+  'organization.created': OrganizationFacts;
+  'organization.updated': OrganizationFacts;
+  'organization.deleted': OrganizationFacts;
+  /** The member is the event's user; `actor` the user id of who acted (the member themself when they joined or left). */
+  'member.added': { organizationId: string; role: string; actor: string | null };
+  'member.removed': { organizationId: string; role: string; actor: string | null };
+  'member.role_changed': { organizationId: string; role: string; previousRole: string; actor: string | null };
+  /** About an address, not yet a user: the event has no user; `email` is the invited address. */
+  'invitation.created': { organizationId: string; invitationId: string; email: string; role: string; invitedBy: string | null };
+  /** The user who accepted is the event's user. */
+  'invitation.accepted': { organizationId: string; invitationId: string; role: string };
+  'invitation.revoked': { organizationId: string; invitationId: string; email: string; role: string; actor: string | null };
   'webhook.test': { webhookId: string };
+}
+
+/** An organization as its events carry it; the user of the event is who acted (null for an operator). */
+export interface OrganizationFacts {
+  organizationId: string;
+  name: string;
+  slug: string;
 }
 
 export type SessionRevokedReason = 'logout' | 'revoked' | 'revoked_others' | 'password_changed' | 'password_reset' | 'admin' | 'disabled' | 'deleted';
@@ -54,6 +73,15 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'user.deleted',
   'session.created',
   'session.revoked',
+  'organization.created',
+  'organization.updated',
+  'organization.deleted',
+  'member.added',
+  'member.removed',
+  'member.role_changed',
+  'invitation.created',
+  'invitation.accepted',
+  'invitation.revoked',
   'webhook.test',
 ];
 

@@ -21,6 +21,7 @@ import * as m015 from './015-imported-password-hashes.js';
 import * as m016 from './016-webhooks.js';
 import * as m017 from './017-user-language.js';
 import * as m018 from './018-oidc-provider.js';
+import * as m019 from './019-organizations.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '016-webhooks': m016,
   '017-user-language': m017,
   '018-oidc-provider': m018,
+  '019-organizations': m019,
 };
