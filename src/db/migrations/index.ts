@@ -22,6 +22,7 @@ import * as m016 from './016-webhooks.js';
 import * as m017 from './017-user-language.js';
 import * as m018 from './018-oidc-provider.js';
 import * as m019 from './019-organizations.js';
+import * as m020 from './020-user-search-index.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '017-user-language': m017,
   '018-oidc-provider': m018,
   '019-organizations': m019,
+  '020-user-search-index': m020,
 };
