@@ -6,6 +6,7 @@
  * sweep of expired records. Without an envelope key (ENCRYPTION_KEY_BASE64, or outside production
  * the generated one) there is no engine: its signing keys could not be kept sealed.
  */
+import { membershipsOf } from '../organizations/memberships.js';
 import { parse as parseCookies } from 'hono/utils/cookie';
 import type Provider from 'oidc-provider';
 import { adminKeyCheck } from '../admin/routes.js';
@@ -153,6 +154,13 @@ function engineDeps(
     settings: config.oidcProvider,
     pages: pageSettingsOf(config),
     findUser: (userId) => parts.stores.users.findUserById(userId),
+    organizationsOf: async (userId) =>
+      (await membershipsOf(parts.stores.organizations, config.organizationRoles, userId)).map(({ id, slug, role, permissions }) => ({
+        id,
+        slug,
+        role,
+        permissions,
+      })),
     async signedInAccount(cookieHeader) {
       const token = cookieHeader === undefined ? undefined : parseCookies(cookieHeader, parts.cookie.name)[parts.cookie.name];
       if (token === undefined) return null;

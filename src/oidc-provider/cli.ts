@@ -52,7 +52,7 @@ export const CLIENTS_USAGE = `Usage: gatehouse clients <command> [options]
   rotate-secret ID                      a new client_secret (shown once); the old one stops working
 
   --grant: authorization_code (default, with refresh_token), refresh_token, client_credentials, device_code
-  --scope: openid (always), email, offline_access (default: all)`;
+  --scope: openid (always), email, organizations, offline_access (default: all)`;
 
 export const KEYS_USAGE = `Usage: gatehouse keys <command> [options]
 

@@ -18,7 +18,7 @@ import { urlProblem } from '../webhooks/send.js';
 import { GRANT_NAMES, ID_TOKEN_ALGS, type GrantName, type IdTokenAlg, type OidcClient, type OidcClientChanges, type OidcClientStore } from './store.js';
 
 /** The scopes a client may be given; `openid` always. */
-export const SUPPORTED_SCOPES = ['openid', 'email', 'offline_access'] as const;
+export const SUPPORTED_SCOPES = ['openid', 'email', 'organizations', 'offline_access'] as const;
 
 export interface ClientAdminDeps {
   clients: OidcClientStore;

@@ -28,7 +28,7 @@ export interface AppWithAccess {
   createdAt: string;
 }
 
-const SCOPE_ORDER = ['openid', 'email', 'offline_access'];
+const SCOPE_ORDER = ['openid', 'email', 'organizations', 'offline_access'];
 
 /** The scope and issue time a grant's sealed payload holds; null when it does not open. */
 function grantContents(envelope: Envelope, row: { model: string; idHash: string; sealedPayload: string }): { scopes: string[]; iat: number } | null {

@@ -46,6 +46,7 @@ function scopeWords(t: PageContext['t']): ReadonlyArray<readonly [string, string
   return [
     ['openid', t('consent.scope.openid')],
     ['email', t('consent.scope.email')],
+    ['organizations', t('consent.scope.organizations')],
     ['offline_access', t('consent.scope.offline_access')],
   ];
 }

@@ -21,6 +21,14 @@ import { FIRST_PARTY } from './client-metadata.js';
 import { devicePages, logoutPages, type DevicePageDeps } from './engine-pages.js';
 import type { OidcProviderConfig } from './settings.js';
 
+/** One organization in the `organizations` claim. */
+export interface OrganizationClaim {
+  id: string;
+  slug: string;
+  role: string;
+  permissions: readonly string[];
+}
+
 /** The Gatehouse session behind a request's cookies, as the engine's checks need it. */
 export interface SignedInAccount {
   userId: string;
@@ -37,6 +45,8 @@ export interface ProviderDeps {
   secureCookies: boolean;
   settings: Readonly<OidcProviderConfig>;
   findUser(userId: string): Promise<User | null>;
+  /** The `organizations` claim: the account's organizations with its role and the role's permissions in each. */
+  organizationsOf(userId: string): Promise<OrganizationClaim[]>;
   /** Gatehouse's session of the request's cookie header; null when there is none that is valid. */
   signedInAccount(cookieHeader: string | undefined): Promise<SignedInAccount | null>;
   /** What the device grant's pages need to look like every other page. */
@@ -124,6 +134,40 @@ async function loadExistingGrant(deps: Pick<ProviderDeps, 'rememberedGrantId'>, 
   return grant;
 }
 
+/**
+ * Which claims each scope gives. How and when the person signed in go with `openid` into every ID
+ * token (the engine's values for them, not the account's); the standalone ones may also be asked
+ * for with `claims`.
+ */
+const CLAIMS: NonNullable<Configuration['claims']> = {
+  acr: null,
+  amr: null,
+  auth_time: null,
+  sid: null,
+  iss: null,
+  openid: ['sub', 'auth_time', 'amr', 'acr'],
+  email: ['email', 'email_verified'],
+  organizations: ['organizations'],
+};
+
+/** The engine's account: Gatehouse's user (none when disabled or gone), and its claims. */
+function findAccountOf(deps: Pick<ProviderDeps, 'findUser' | 'organizationsOf'>): Configuration['findAccount'] {
+  return async (_ctx, sub) => {
+    const user = await deps.findUser(sub);
+    if (user === null || user.disabledAt !== null) return undefined;
+    return {
+      accountId: user.id,
+      // Memberships are read only for a token whose scope names them, at the moment it is issued.
+      claims: async (_use, scope) => ({
+        sub: user.id,
+        email: user.email ?? undefined,
+        email_verified: user.emailVerified,
+        ...(scope.split(' ').includes('organizations') ? { organizations: await deps.organizationsOf(user.id) } : {}),
+      }),
+    };
+  };
+}
+
 /** The engine's features: the device grant, introspection, revocation, client credentials, RP-initiated logout, resource indicators. */
 function featuresOf(oidc: OidcModule, settings: Readonly<OidcProviderConfig>, pages: DevicePageDeps): NonNullable<Configuration['features']> {
   const { errors } = oidc;
@@ -179,11 +223,12 @@ function configurationOf(oidc: OidcModule, deps: ProviderDeps): Configuration {
       short: cookie,
       names: { session: 'gatehouse_op', interaction: 'gatehouse_op_interaction', resume: 'gatehouse_op_resume' },
     },
-    // How and when the person signed in go with `openid` into every ID token (the engine's values
-    // for them, not the account's); the standalone ones may also be asked for with `claims`.
-    claims: { acr: null, amr: null, auth_time: null, sid: null, iss: null, openid: ['sub', 'auth_time', 'amr', 'acr'], email: ['email', 'email_verified'] },
+    claims: CLAIMS,
+    // The claims of the scopes given go into the ID token too, not only userinfo: an app reads the
+    // person's organizations and roles from the token it verifies, without a second request.
+    conformIdTokenClaims: false,
     acrValues: ['mfa'],
-    scopes: ['openid', 'email', 'offline_access'],
+    scopes: ['openid', 'email', 'offline_access', 'organizations'],
     responseTypes: ['code'],
     pkce: { required: () => true },
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
@@ -200,11 +245,7 @@ function configurationOf(oidc: OidcModule, deps: ProviderDeps): Configuration {
       authorizationSigningAlgValues: ['ES256', 'RS256'],
     },
     extraClientMetadata: { properties: [FIRST_PARTY] },
-    findAccount: async (_ctx, sub) => {
-      const user = await deps.findUser(sub);
-      if (user === null || user.disabledAt !== null) return undefined;
-      return { accountId: user.id, claims: () => ({ sub: user.id, email: user.email ?? undefined, email_verified: user.emailVerified }) };
-    },
+    findAccount: findAccountOf(deps),
     features: featuresOf(oidc, settings, { issuer: deps.issuer, page: deps.pages }),
     // A browser app (an SPA) may call the token and userinfo endpoints from its own origin, the one it registered a redirect URI on.
     clientBasedCORS: (ctx, origin, client) => {
@@ -235,6 +276,19 @@ function configurationOf(oidc: OidcModule, deps: ProviderDeps): Configuration {
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client, code) => client.grantTypeAllowed('refresh_token') && code.scopes.has('offline_access'),
     loadExistingGrant: (ctx) => loadExistingGrant(deps, ctx),
+    // An access token for the organizations scope carries them too: in a JWT for an API of
+    // OIDC_RESOURCES, and in introspection's answer for an opaque one.
+    extraTokenClaims: async (_ctx, token) => {
+      const accountId = 'accountId' in token ? token.accountId : undefined;
+      if (
+        typeof accountId !== 'string' ||
+        !String(token.scope ?? '')
+          .split(' ')
+          .includes('organizations')
+      )
+        return undefined;
+      return { organizations: await deps.organizationsOf(accountId) };
+    },
     // What the engine cannot send back to the app (an unknown client, a redirect URI that does not
     // match): the OAuth error as JSON, never a redirect to the address it could not trust.
     renderError: async (ctx, out) => {

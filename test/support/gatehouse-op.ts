@@ -11,7 +11,8 @@ import { MockClock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startServer, type RunningServer } from '../../src/server.js';
-import { STRONG_PASSWORD, TEST_JWT_SECRET, openTestDatabase, type Dialect } from './harness.js';
+import type { DatabaseHandle } from '../../src/db/connect.js';
+import { STRONG_PASSWORD, TEST_JWT_SECRET, openTestDatabase, type Dialect, type SentEmail } from './harness.js';
 import { createTestBrowser, type TestBrowser } from './oidc-browser.js';
 
 export const OP_ADMIN_KEY = 'gatehouse-op-test-admin-key-0123456789';
@@ -38,6 +39,10 @@ export interface RawAnswer {
 export interface GatehouseOp {
   server: RunningServer;
   clock: MockClock;
+  /** The server's database, for a test's fixtures and to read what it stored. */
+  database: DatabaseHandle;
+  /** The emails the server sent so far (queued ones are sent first), as the recipients would read them. */
+  sentEmails(): Promise<SentEmail[]>;
   issuer(): string;
   registerPerson(): Promise<Person>;
   registerClient(body: Record<string, unknown>): Promise<RegisteredClient>;
@@ -81,13 +86,20 @@ export async function startGatehouseOp(dialect: Dialect): Promise<GatehouseOp> {
     ENCRYPTION_KEY_BASE64: randomBytes(32).toString('base64'),
     OIDC_RESOURCES: OP_RESOURCE,
   });
-  const server = await startServer(config, { clock, database, logger: createLogger({ level: 'silent' }) });
+  const sent: SentEmail[] = [];
+  const mailer = { send: async (email: SentEmail) => void sent.push(email) };
+  const server = await startServer(config, { clock, database, logger: createLogger({ level: 'silent' }), mailer });
   const issuer = (): string => server.gatehouse.config.baseUrl;
   const browsers = new Map<string, { browser: TestBrowser; signedIn: boolean }>();
 
   return {
     server,
     clock,
+    database,
+    async sentEmails() {
+      await server.gatehouse.deliverQueuedEmails();
+      return sent;
+    },
     issuer,
     async registerPerson() {
       const email = `person-${randomBytes(4).toString('hex')}@example.com`;

@@ -87,6 +87,7 @@ export const ar: Readonly<Record<string, string>> = {
   'consent.scope.openid': 'معرفة هويتك',
   'consent.scope.email': 'رؤية عنوان بريدك الإلكتروني',
   'consent.scope.offline_access': 'البقاء متصلًا بحسابك أثناء غيابك',
+  'consent.scope.organizations': 'رؤية منظماتك ودورك في كل منها',
   'consent.allow': 'السماح',
   'consent.deny': 'الرفض',
   'consent.signedInAs': 'تم تسجيل الدخول باسم ⁨{{email}}⁩.',

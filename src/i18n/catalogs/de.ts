@@ -83,6 +83,7 @@ export const de: Readonly<Record<string, string>> = {
   'consent.scope.openid': 'wissen, wer Sie sind',
   'consent.scope.email': 'Ihre E-Mail-Adresse sehen',
   'consent.scope.offline_access': 'mit Ihrem Konto verbunden bleiben, während Sie nicht da sind',
+  'consent.scope.organizations': 'Ihre Organisationen und Ihre Rolle darin sehen',
   'consent.allow': 'Erlauben',
   'consent.deny': 'Ablehnen',
   'consent.signedInAs': 'Angemeldet als {{email}}.',

@@ -82,6 +82,7 @@ export const en: Readonly<Record<string, string>> = {
   'consent.scope.openid': 'know who you are',
   'consent.scope.email': 'see your email address',
   'consent.scope.offline_access': 'stay connected to your account while you are away',
+  'consent.scope.organizations': 'see your organizations and your role in each',
   'consent.allow': 'Allow',
   'consent.deny': 'Deny',
   'consent.signedInAs': 'Signed in as {{email}}.',

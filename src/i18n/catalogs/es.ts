@@ -84,6 +84,7 @@ export const es: Readonly<Record<string, string>> = {
   'consent.scope.openid': 'saber quién eres',
   'consent.scope.email': 'ver tu dirección de correo',
   'consent.scope.offline_access': 'seguir conectada a tu cuenta mientras no estás',
+  'consent.scope.organizations': 'ver sus organizaciones y su rol en cada una',
   'consent.allow': 'Permitir',
   'consent.deny': 'Denegar',
   'consent.signedInAs': 'Sesión iniciada como {{email}}.',

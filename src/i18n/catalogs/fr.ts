@@ -85,6 +85,7 @@ export const fr: Readonly<Record<string, string>> = {
   'consent.scope.openid': 'savoir qui vous êtes',
   'consent.scope.email': 'voir votre adresse e-mail',
   'consent.scope.offline_access': 'rester connecté à votre compte en votre absence',
+  'consent.scope.organizations': 'voir vos organisations et votre rôle dans chacune',
   'consent.allow': 'Autoriser',
   'consent.deny': 'Refuser',
   'consent.signedInAs': 'Connecté en tant que {{email}}.',

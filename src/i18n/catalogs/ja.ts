@@ -84,6 +84,7 @@ export const ja: Readonly<Record<string, string>> = {
   'consent.scope.openid': 'あなたが誰かを知る',
   'consent.scope.email': 'メールアドレスを見る',
   'consent.scope.offline_access': 'あなたが使っていない間もアカウントに接続したままにする',
+  'consent.scope.organizations': '所属する組織と各組織でのロールを見る',
   'consent.allow': '許可する',
   'consent.deny': '拒否する',
   'consent.signedInAs': '{{email}} としてサインインしています。',
