@@ -6,6 +6,7 @@
  */
 import type { PublicUser } from '../users/user.js';
 import { html, renderLayout, tHtml, type SafeHtml } from './html.js';
+import { organizationsSection } from './organization-pages.js';
 import { passwordRules, type PageContext } from './pages.js';
 
 /** The word typed to confirm a deletion; account.js compares against the same attribute. */
@@ -41,10 +42,12 @@ export function renderAccountPage(ctx: PageContext, options: { user: PublicUser;
     title: ctx.t('common.manageAccount'),
     page: 'account',
     ctx,
-    scripts: ['/assets/account.js', '/assets/webauthn.js', '/assets/passkeys.js'],
+    scripts: ['/assets/account.js', '/assets/webauthn.js', '/assets/passkeys.js', '/assets/organizations.js'],
     body: html`${sessionsSection(ctx)}
 
 ${appsSection(ctx)}
+
+${organizationsSection(ctx, user.id)}
 
 ${passwordSection(ctx, hasPassword)}
 

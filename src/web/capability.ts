@@ -4,6 +4,7 @@ import { emailSignInDeps } from '../email-sign-in/capability.js';
 import { describeEmailSignInLink } from '../email-sign-in/flow.js';
 import { verificationDeps } from '../email-verification/capability.js';
 import { describeVerificationLink } from '../email-verification/flow.js';
+import { describeInvitation, organizationForMember } from '../organizations/pages-data.js';
 import type { SharedParts } from '../parts.js';
 import { createWebRoutes, webRouteDocs } from './routes.js';
 
@@ -30,6 +31,11 @@ export const pages = defineCapability({
             describeVerificationLink: (token, now) => describeVerificationLink(verification, token, now),
             describeEmailSignInLink: (token, now) => describeEmailSignInLink(signIn, token, now),
             users: parts.stores.users,
+            organizations: {
+              roles: [...parts.config.organizationRoles.keys()],
+              forMember: (organizationId, userId) => organizationForMember(parts.stores, organizationId, userId),
+              describeInvitation: (token, now) => describeInvitation(parts.stores, token, now),
+            },
           }),
         },
       ],

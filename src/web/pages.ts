@@ -61,6 +61,8 @@ export interface LoginPageOptions {
   secondFactor?: boolean;
   /** The address to fill in: an app's `login_hint` (OpenID Connect), passed on as `?login_hint=`. */
   emailHint?: string | undefined;
+  /** `?return_to=…&login_hint=…` for the link to /register (empty: the page was opened without them). */
+  otherPageQuery?: string;
 }
 
 /**
@@ -118,7 +120,7 @@ ${options.providers.map(
 </form>
 <nav class="links" aria-label="${ctx.t('common.otherActions')}">
 <p><a href="/forgot-password">${ctx.t('common.forgotPassword')}</a></p>
-<p>${ctx.t('login.newHere')} <a href="/register">${ctx.t('register.title')}</a></p>
+<p>${ctx.t('login.newHere')} <a href="/register${options.otherPageQuery ?? ''}">${ctx.t('register.title')}</a></p>
 </nav>`,
   });
 }
@@ -147,7 +149,7 @@ ${devLinkArea(ctx)}
 </section>`;
 }
 
-export function renderRegisterPage(ctx: PageContext, options: { returnTo: string }): string {
+export function renderRegisterPage(ctx: PageContext, options: { returnTo: string; emailHint?: string | undefined; otherPageQuery?: string }): string {
   return renderLayout({
     title: ctx.t('register.title'),
     page: 'register',
@@ -155,7 +157,7 @@ export function renderRegisterPage(ctx: PageContext, options: { returnTo: string
     body: html`<form method="post" action="/register" novalidate data-api="/api/auth/register" data-return-to="${options.returnTo}">
 <div class="field">
 <label for="email">${ctx.t('common.emailAddress')}</label>
-<input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus>
+<input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus${options.emailHint === undefined ? null : html` value="${options.emailHint}"`}>
 </div>
 ${newPasswordField(ctx, ctx.t('common.password'))}
 <button type="submit" class="primary" data-busy-text="${ctx.t('register.busy')}">${ctx.t('register.submit')}</button>
@@ -163,7 +165,7 @@ ${newPasswordField(ctx, ctx.t('common.password'))}
 ${devLinkArea(ctx)}
 <p id="continue" hidden><a class="button primary" href="${options.returnTo}">${ctx.t('common.continue')}</a></p>
 <nav class="links" aria-label="${ctx.t('common.otherActions')}">
-<p>${ctx.t('register.haveAccount')} <a href="/login">${ctx.t('common.signIn')}</a></p>
+<p>${ctx.t('register.haveAccount')} <a href="/login${options.otherPageQuery ?? ''}">${ctx.t('common.signIn')}</a></p>
 </nav>`,
   });
 }

@@ -23,6 +23,8 @@ import type { SessionDeps } from '../session/flow.js';
 import { readValidSession } from '../session/read-session.js';
 import { rememberLanguage, toPublicUser, type UserStore } from '../users/user.js';
 import { renderAccountPage, renderConfirmEmailChangePage } from './account-pages.js';
+import type { InvitationPageData, OrganizationPageData } from '../organizations/pages-data.js';
+import { renderAcceptInvitationPage, renderOrganizationPage } from './organization-pages.js';
 import {
   renderDashboardPage,
   renderEmailSignInPage,
@@ -55,7 +57,11 @@ export const PAGE_PATHS = [
   '/account',
   '/confirm-email-change',
   '/email-sign-in',
+  '/accept-invitation',
 ] as const;
+
+/** The page of one organization, for its members (anyone else gets the 404 page). */
+export const ORGANIZATION_PAGE_PATH = '/organizations/:id';
 
 /** The pages' static files: path → file in ./assets and its type (/assets/docs.js starts the API reference viewer). */
 const ASSET_FILES = {
@@ -64,6 +70,7 @@ const ASSET_FILES = {
   '/assets/account.js': ['account.js', 'text/javascript; charset=utf-8'],
   '/assets/passkeys.js': ['passkeys.js', 'text/javascript; charset=utf-8'],
   '/assets/docs.js': ['docs.js', 'text/javascript; charset=utf-8'],
+  '/assets/organizations.js': ['organizations.js', 'text/javascript; charset=utf-8'],
 } as const;
 
 /** The longest provider error text shown on the login page; the rest is cut off. */
@@ -81,6 +88,14 @@ export interface WebRouteDeps {
   describeEmailSignInLink: (token: string, now: Date) => Promise<{ email: string } | null>;
   /** Where a signed-in person's page language is remembered for their emails. */
   users: Pick<UserStore, 'setLanguage'>;
+  organizations: {
+    /** Every role an organization knows (ORG_ROLES_FILE's after the built-in ones). */
+    roles: readonly string[];
+    /** The organization with the reader's role; null when it is none of theirs. */
+    forMember: (organizationId: string, userId: string) => Promise<OrganizationPageData | null>;
+    /** What an invitation link names, read without spending it. */
+    describeInvitation: (token: string, now: Date) => Promise<InvitationPageData | null>;
+  };
 }
 
 /** The provider's error codes (SPEC §7) in plain words, naming the provider: each its catalog key. */
@@ -136,6 +151,14 @@ function emailHintOf(hint: string | undefined): string | undefined {
   return hint !== undefined && hint.length <= 254 && /^[^\s@<>"]+@[^\s@<>"]+$/.test(hint) ? hint : undefined;
 }
 
+/** Every static file of the pages, read once, by its path. */
+function loadAssets(): Record<string, StaticAsset> {
+  return {
+    ...Object.fromEntries(Object.entries(ASSET_FILES).map(([assetPath, [file, contentType]]) => [assetPath, loadAsset(file, contentType)])),
+    '/assets/webauthn.js': loadWebAuthnBrowser(),
+  };
+}
+
 /** What every page's context shares, the brand's markup built once. */
 export function pageSettingsOf(config: WebRouteDeps['config']): PageContextSettings {
   return {
@@ -155,10 +178,7 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   // Each usable sign-in provider gets a button, in the order of GET /api/auth/providers.
   const signInProviders = usableSignInProviders(deps.config);
   const providerNames = new Map(describeSignInProviders(deps.config).map(({ id, name }) => [id, name]));
-  const assets = {
-    ...Object.fromEntries(Object.entries(ASSET_FILES).map(([assetPath, [file, contentType]]) => [assetPath, loadAsset(file, contentType)])),
-    '/assets/webauthn.js': loadWebAuthnBrowser(),
-  };
+  const assets = loadAssets();
   // The same check as the provider flow's: the raw path is kept as given, never a normalised
   // form (normalising `/.//evil.com` yields `//evil.com`, another host).
   const returnToOf = (c: Context<AppEnv>): string => resolveReturnTo(c.req.query('return_to'), deps.config.defaultReturnTo);
@@ -168,7 +188,7 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   };
 
   const app = new Hono<AppEnv>();
-  for (const path of PAGE_PATHS) {
+  for (const path of [...PAGE_PATHS, ORGANIZATION_PAGE_PATH]) {
     app.use(path, async (c, next) => {
       for (const [name, value] of pageHeaders) c.header(name, value);
       await next();
@@ -191,12 +211,14 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
         message: loginMessage(ctx.t, c.req.query(), providerNames),
         secondFactor: c.req.query('mfa') === 'required',
         emailHint: emailHintOf(c.req.query('login_hint')),
+        otherPageQuery: otherPageQueryOf(c, returnTo),
       }),
     );
   });
   app.get('/register', (c) => {
     const returnTo = returnToOf(c);
-    return c.html(renderRegisterPage(ctxOf(c, returnTo), { returnTo }));
+    const options = { returnTo, emailHint: emailHintOf(c.req.query('login_hint')), otherPageQuery: otherPageQueryOf(c, returnTo) };
+    return c.html(renderRegisterPage(ctxOf(c, returnTo), options));
   });
   app.get('/forgot-password', (c) => c.html(renderForgotPasswordPage(ctxOf(c))));
   app.get('/reset-password', (c) => c.html(renderResetPasswordPage(ctxOf(c), { token: tokenOf(c) })));
@@ -225,8 +247,9 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
     return c.html(renderAccountPage(ctx, { user: toPublicUser(valid.user), hasPassword: valid.user.passwordHash !== null }));
   });
   app.get('/confirm-email-change', (c) => c.html(renderConfirmEmailChangePage(ctxOf(c), { token: tokenOf(c) })));
+  addOrganizationPages(app, deps, { ctxOf, tokenOf, pageHeaders });
   // The forms post with fetch; a post that arrives here means the script did not run.
-  app.on('POST', [...PAGE_PATHS], (c) => c.html(renderNoScriptPage(ctxOf(c)), 400));
+  app.on('POST', [...PAGE_PATHS, ORGANIZATION_PAGE_PATH], (c) => c.html(renderNoScriptPage(ctxOf(c)), 400));
   addDocsRoutes(app, { httpsBaseUrl: deps.config.httpsBaseUrl });
   // Last: a browser asking for an address no route serves gets the 404 page (not-found-page.ts).
   app.use(
@@ -237,10 +260,59 @@ export function createWebRoutes(deps: WebRouteDeps): Hono<AppEnv> {
   return app;
 }
 
+/**
+ * The query /login and /register give their link to each other: the return_to and login_hint the
+ * page was opened with, so that someone sent to sign in (an invitation) who has no account yet
+ * still comes back after registering. Empty when the page was opened without them.
+ */
+function otherPageQueryOf(c: Context<AppEnv>, returnTo: string): string {
+  const query = new URLSearchParams();
+  if (c.req.query('return_to') !== undefined) query.set('return_to', returnTo);
+  const hint = emailHintOf(c.req.query('login_hint'));
+  if (hint !== undefined) query.set('login_hint', hint);
+  const text = query.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+/**
+ * /organizations/:id, for its members (no session: to sign in and back; anyone else, or an
+ * organization that does not exist: the 404 page, as the API's 404), and /accept-invitation,
+ * which reads its invitation without spending it: only the Accept button's POST to the API does.
+ */
+function addOrganizationPages(
+  app: Hono<AppEnv>,
+  deps: WebRouteDeps,
+  page: {
+    ctxOf: (c: Context<AppEnv>, returnTo?: string) => PageContext;
+    tokenOf: (c: Context<AppEnv>) => string | null;
+    pageHeaders: ReadonlyArray<[string, string]>;
+  },
+): void {
+  const { ctxOf, tokenOf } = page;
+  app.get(ORGANIZATION_PAGE_PATH, async (c) => {
+    const valid = await readValidSession(c, deps);
+    if (valid === null) return c.redirect(`/login?return_to=${encodeURIComponent(c.req.path)}`, 302);
+    const organization = await deps.organizations.forMember(c.req.param('id'), valid.user.id);
+    const ctx = ctxOf(c);
+    if (organization === null) return c.html(renderNotFoundPage(ctx), 404);
+    if (ctx.languageChosen) await rememberLanguage(deps.users, valid.user, ctx.lang);
+    const options = { organization, userId: valid.user.id, roles: deps.organizations.roles, hasPassword: valid.user.passwordHash !== null };
+    return c.html(renderOrganizationPage(ctx, options));
+  });
+  app.get('/accept-invitation', async (c) => {
+    const token = tokenOf(c);
+    const now = c.get('requestContext').now;
+    const [invitation, valid] = await Promise.all([token === null ? null : deps.organizations.describeInvitation(token, now), readValidSession(c, deps)]);
+    const user = valid === null ? null : { email: valid.user.email, emailVerified: valid.user.emailVerified };
+    const selfPath = token === null ? '/accept-invitation' : `/accept-invitation?token=${encodeURIComponent(token)}`;
+    return c.html(renderAcceptInvitationPage(ctxOf(c), { token, invitation, user, selfPath }));
+  });
+}
+
 const pageQuery = z.object({
   return_to: z.string().optional().describe('login, register: a path on this origin to land on after signing in'),
-  login_hint: z.string().optional().describe("login: an email address to fill in (an app's OpenID Connect login_hint)"),
-  token: z.string().optional().describe("reset-password, verify-email, email-sign-in, confirm-email-change: the link's token"),
+  login_hint: z.string().optional().describe("login, register: an email address to fill in (an app's OpenID Connect login_hint, an invitation's address)"),
+  token: z.string().optional().describe("reset-password, verify-email, email-sign-in, confirm-email-change, accept-invitation: the link's token"),
 });
 
 export const webRouteDocs: RouteDoc[] = [
@@ -271,6 +343,26 @@ export const webRouteDocs: RouteDoc[] = [
     summary: 'A form posted without its script: a page saying that JavaScript is needed',
     answers: [{ status: 400, description: 'The page.', mediaType: 'text/html' }],
   })),
+  {
+    method: 'get',
+    path: ORGANIZATION_PAGE_PATH,
+    tag: 'Pages',
+    summary: "An organization's page for its members: members and roles; invitations, renaming and deletion for those who may (HTML)",
+    params: z.object({ id: z.string().describe("the organization's id") }),
+    answers: [
+      { status: 200, description: 'The page.', mediaType: 'text/html' },
+      { status: 302, description: 'Not signed in: to /login.', headers: { Location: '/login?return_to=…' } },
+      { status: 404, description: 'No such organization, or the reader is not a member: the page-not-found page.', mediaType: 'text/html' },
+    ],
+  },
+  {
+    method: 'post',
+    path: ORGANIZATION_PAGE_PATH,
+    tag: 'Pages',
+    summary: 'A form posted without its script: a page saying that JavaScript is needed',
+    params: z.object({ id: z.string().describe("the organization's id") }),
+    answers: [{ status: 400, description: 'The page.', mediaType: 'text/html' }],
+  },
   ...[...Object.entries(ASSET_FILES), ['/assets/webauthn.js', ['webauthn.js', 'text/javascript; charset=utf-8']] as const].map(
     ([assetPath, [, contentType]]): RouteDoc => ({
       method: 'get',
