@@ -199,7 +199,11 @@ export const adminRouteDocs: RouteDoc[] = [
   userAction('/users/:id/enable', 'Enable a disabled account', z.object({ user: adminUser })),
   userAction('/users/:id/revoke-sessions', 'End every session of the user', z.object({ sessionsRevoked: z.number().int() })),
   userAction('/users/:id/unlock', "Lift the login lock of the user's email (or id)", z.object({ wasLocked: z.boolean() })),
-  userAction('/users/:id', 'Delete the account (its audit rows stay, without the address)', z.object({ deleted: z.literal(true) }), 'delete'),
+  {
+    ...userAction('/users/:id', 'Delete the account (its audit rows stay, without the address)', z.object({ deleted: z.literal(true) }), 'delete'),
+    // The only owner of an organization with other members: someone else must be made an owner first.
+    errors: ['not_found', 'last_owner'],
+  },
   {
     method: 'get',
     path: '/ip-locks',

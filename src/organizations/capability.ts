@@ -4,14 +4,20 @@
  * capability's; the `organizations` claim is the OpenID Connect provider's; the operators' routes
  * and commands are admin-routes.ts and cli.ts here.
  */
+import { adminKeyCheck } from '../admin/routes.js';
 import { defineCapability } from '../capability.js';
 import { reauthDepsOf } from '../credentials/reauthenticate.js';
 import type { SharedParts } from '../parts.js';
+import { createOrganizationAdminRoutes, organizationAdminRouteDocs } from './admin-routes.js';
 import { createOrganizationRoutes, organizationRouteDocs } from './routes.js';
 
 export const organizations = defineCapability({
   name: 'organizations',
-  routeDocs: [{ prefix: '/api/orgs', docs: organizationRouteDocs }],
+  routeDocs: [
+    { prefix: '/api/orgs', docs: organizationRouteDocs },
+    // Documented always (the document says it needs the key); mounted only with ADMIN_API_KEY.
+    { prefix: '/api/admin', docs: organizationAdminRouteDocs },
+  ],
   build: (
     parts: Pick<
       SharedParts,
@@ -29,8 +35,22 @@ export const organizations = defineCapability({
       emailTemplates: config.emailTemplates,
       onEmailQueued: parts.emailQueued,
     };
+    const apiKey = config.adminApiKey;
+    // Unset: not mounted, so /api/admin/orgs is the plain 404 as the rest of /api/admin.
+    const adminRoutes =
+      apiKey === null
+        ? []
+        : [
+            {
+              prefix: '/api/admin',
+              routes: createOrganizationAdminRoutes({ flow: { stores: parts.stores }, requireAdminKey: adminKeyCheck({ apiKey, limits: parts.limits }) }),
+            },
+          ];
     return {
-      routes: [{ prefix: '/api/orgs', routes: createOrganizationRoutes({ flow, session: parts.session, cookie: parts.cookie, devMode: parts.devMode }) }],
+      routes: [
+        { prefix: '/api/orgs', routes: createOrganizationRoutes({ flow, session: parts.session, cookie: parts.cookie, devMode: parts.devMode }) },
+        ...adminRoutes,
+      ],
       sweep: async (now) => ({ organizationInvitations: await parts.stores.organizations.deleteExpiredInvitations(now) }),
     };
   },
