@@ -14,7 +14,7 @@ import { createOrganizationRoutes, organizationRouteDocs } from './routes.js';
 export const organizations = defineCapability({
   name: 'organizations',
   routeDocs: [
-    { prefix: '/api/orgs', docs: organizationRouteDocs },
+    { prefix: '/api', docs: organizationRouteDocs },
     // Documented always (the document says it needs the key); mounted only with ADMIN_API_KEY.
     { prefix: '/api/admin', docs: organizationAdminRouteDocs },
   ],
@@ -48,7 +48,7 @@ export const organizations = defineCapability({
           ];
     return {
       routes: [
-        { prefix: '/api/orgs', routes: createOrganizationRoutes({ flow, session: parts.session, cookie: parts.cookie, devMode: parts.devMode }) },
+        { prefix: '/api', routes: createOrganizationRoutes({ flow, session: parts.session, cookie: parts.cookie, devMode: parts.devMode }) },
         ...adminRoutes,
       ],
       sweep: async (now) => ({ organizationInvitations: await parts.stores.organizations.deleteExpiredInvitations(now) }),

@@ -76,50 +76,50 @@ export function createOrganizationRoutes(deps: OrganizationRouteDeps): Hono<AppE
 function organizationRoutes(app: Hono<AppEnv>, deps: OrganizationRouteDeps): Hono<AppEnv> {
   const { flow } = deps;
   return app
-    .post('/', async (c) => {
+    .post('/orgs', async (c) => {
       const signedIn = await requireSession(c, deps);
       const body = await readJsonBody(c, createBody);
       const { organization, role } = await createOrganization(flow, signedIn, body, c.get('requestContext'));
       return jsonAnswer(c, { organization: organizationView(organization), role }, 201);
     })
-    .get('/', async (c) => {
+    .get('/orgs', async (c) => {
       const signedIn = await requireSession(c, deps);
       return jsonAnswer(c, { organizations: await listOrganizations(flow, signedIn.user.id) });
     })
-    .post('/invitations/accept', async (c) => {
+    .post('/orgs/invitations/accept', async (c) => {
       const signedIn = await requireSession(c, deps);
       const { token } = await readJsonBody(c, acceptBody);
       const { organization, role } = await acceptInvitation(flow, signedIn, token, c.get('requestContext'));
       return jsonAnswer(c, { organization: organizationView(organization), role, permissions: flow.roles.get(role) ?? [] });
     })
-    .get('/:id', async (c) => {
+    .get('/orgs/:id', async (c) => {
       const signedIn = await requireSession(c, deps);
       const { organization, role, permissions } = await readOrganization(flow, signedIn.user.id, organizationIdOf(c.req.param('id')));
       return jsonAnswer(c, { organization: organizationView(organization), role, permissions });
     })
-    .patch('/:id', async (c) => {
+    .patch('/orgs/:id', async (c) => {
       const signedIn = await requireSession(c, deps);
       const id = organizationIdOf(c.req.param('id'));
       const body = await readJsonBody(c, updateBody);
       return jsonAnswer(c, { organization: organizationView(await updateOrganization(flow, signedIn, id, body, c.get('requestContext'))) });
     })
-    .delete('/:id', async (c) => {
+    .delete('/orgs/:id', async (c) => {
       const signedIn = await requireSession(c, deps);
       const id = organizationIdOf(c.req.param('id'));
       const body = await readJsonBody(c, deleteBody);
       await deleteOrganization(flow, signedIn, id, body, c.get('requestContext'));
       return jsonAnswer(c, { ok: true });
     })
-    .get('/:id/members', async (c) => {
+    .get('/orgs/:id/members', async (c) => {
       const signedIn = await requireSession(c, deps);
       const members = await listMembers(flow, signedIn.user.id, organizationIdOf(c.req.param('id')));
       return jsonAnswer(c, { members: members.map(memberView) });
     })
-    .patch('/:id/members/:userId', async (c) => {
+    .patch('/orgs/:id/members/:userId', async (c) => {
       const signedIn = await requireSession(c, deps);
+      const { role } = await readJsonBody(c, roleBody);
       const organizationId = organizationIdOf(c.req.param('id'));
       const userId = userIdOf(c.req.param('userId'));
-      const { role } = await readJsonBody(c, roleBody);
       const member = await changeMemberRole(flow, signedIn, { organizationId, userId, role }, c.get('requestContext'));
       return jsonAnswer(c, { member: memberView(member) });
     });
@@ -128,14 +128,14 @@ function organizationRoutes(app: Hono<AppEnv>, deps: OrganizationRouteDeps): Hon
 function invitationRoutes(app: Hono<AppEnv>, deps: OrganizationRouteDeps): Hono<AppEnv> {
   const { flow } = deps;
   return app
-    .delete('/:id/members/:userId', async (c) => {
+    .delete('/orgs/:id/members/:userId', async (c) => {
       await acceptNoBody(c);
       const signedIn = await requireSession(c, deps);
       const organizationId = organizationIdOf(c.req.param('id'));
       await removeMember(flow, signedIn, { organizationId, userId: userIdOf(c.req.param('userId')) }, c.get('requestContext'));
       return jsonAnswer(c, { ok: true });
     })
-    .post('/:id/invitations', async (c) => {
+    .post('/orgs/:id/invitations', async (c) => {
       const signedIn = await requireSession(c, deps);
       const organizationId = organizationIdOf(c.req.param('id'));
       const body = await readJsonBody(c, invitationBody);
@@ -143,13 +143,13 @@ function invitationRoutes(app: Hono<AppEnv>, deps: OrganizationRouteDeps): Hono<
       const { invitedBy: _invitedBy, ...shown } = invitationView(invitation);
       return jsonAnswer(c, { invitation: shown, ...(deps.devMode ? { token, url } : {}) }, 201);
     })
-    .get('/:id/invitations', async (c) => {
+    .get('/orgs/:id/invitations', async (c) => {
       const signedIn = await requireSession(c, deps);
       const requestContext = c.get('requestContext');
       const invitations = await listInvitations(flow, signedIn.user.id, organizationIdOf(c.req.param('id')), requestContext.now);
       return jsonAnswer(c, { invitations: invitations.map(invitationView) });
     })
-    .delete('/:id/invitations/:invitationId', async (c) => {
+    .delete('/orgs/:id/invitations/:invitationId', async (c) => {
       await acceptNoBody(c);
       const signedIn = await requireSession(c, deps);
       const organizationId = organizationIdOf(c.req.param('id'));
@@ -172,7 +172,7 @@ const TAG = 'Organizations';
 export const organizationRouteDocs: RouteDoc[] = [
   {
     method: 'post',
-    path: '/',
+    path: '/orgs',
     tag: TAG,
     summary: 'Create an organization; the caller is its owner',
     description: 'Without a slug, one is made from the name (with a suffix when taken). A slug given and taken is 409 slug_taken.',
@@ -183,7 +183,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'get',
-    path: '/',
+    path: '/orgs',
     tag: TAG,
     summary: "The caller's organizations, with their role and its permissions",
     auth: 'session',
@@ -199,7 +199,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'post',
-    path: '/invitations/accept',
+    path: '/orgs/invitations/accept',
     tag: TAG,
     summary: "Accept an invitation with the link's token",
     description: "The session's email address must be the invited one (403 invitation_email_mismatch), and verified (403 email_not_verified).",
@@ -212,7 +212,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'get',
-    path: '/:id',
+    path: '/orgs/:id',
     tag: TAG,
     summary: 'An organization (members only: 404 for anyone else)',
     auth: 'session',
@@ -228,7 +228,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'patch',
-    path: '/:id',
+    path: '/orgs/:id',
     tag: TAG,
     summary: 'Rename it or change its slug (admins and owners)',
     auth: 'session',
@@ -239,7 +239,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'delete',
-    path: '/:id',
+    path: '/orgs/:id',
     tag: TAG,
     summary: 'Delete it (owners, re-authenticated with currentPassword in a JSON body)',
     auth: 'session',
@@ -250,7 +250,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'get',
-    path: '/:id/members',
+    path: '/orgs/:id/members',
     tag: TAG,
     summary: 'Its members, oldest first',
     auth: 'session',
@@ -260,7 +260,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'patch',
-    path: '/:id/members/:userId',
+    path: '/orgs/:id/members/:userId',
     tag: TAG,
     summary: "Change a member's role (admins change members and admins; only owners make or unmake owners)",
     auth: 'session',
@@ -271,7 +271,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'delete',
-    path: '/:id/members/:userId',
+    path: '/orgs/:id/members/:userId',
     tag: TAG,
     summary: 'Remove a member (admins; owners for owners), or leave (anyone, their own user id)',
     auth: 'session',
@@ -282,7 +282,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'post',
-    path: '/:id/invitations',
+    path: '/orgs/:id/invitations',
     tag: TAG,
     summary: 'Invite an address with a role (admins; owners to invite an owner); re-inviting replaces the invitation',
     auth: 'session',
@@ -299,7 +299,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'get',
-    path: '/:id/invitations',
+    path: '/orgs/:id/invitations',
     tag: TAG,
     summary: 'The pending invitations (admins and owners)',
     auth: 'session',
@@ -311,7 +311,7 @@ export const organizationRouteDocs: RouteDoc[] = [
   },
   {
     method: 'delete',
-    path: '/:id/invitations/:invitationId',
+    path: '/orgs/:id/invitations/:invitationId',
     tag: TAG,
     summary: 'Revoke an invitation (admins and owners)',
     auth: 'session',
