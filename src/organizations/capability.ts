@@ -9,6 +9,7 @@ import { defineCapability } from '../capability.js';
 import { reauthDepsOf } from '../credentials/reauthenticate.js';
 import type { SharedParts } from '../parts.js';
 import { createOrganizationAdminRoutes, organizationAdminRouteDocs } from './admin-routes.js';
+import { ORGANIZATION_COMMANDS } from './cli.js';
 import { createOrganizationRoutes, organizationRouteDocs } from './routes.js';
 
 export const organizations = defineCapability({
@@ -18,6 +19,7 @@ export const organizations = defineCapability({
     // Documented always (the document says it needs the key); mounted only with ADMIN_API_KEY.
     { prefix: '/api/admin', docs: organizationAdminRouteDocs },
   ],
+  commands: ORGANIZATION_COMMANDS,
   build: (
     parts: Pick<
       SharedParts,
