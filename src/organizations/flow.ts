@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../audit/record.js';
 import type { ReauthDeps } from '../credentials/reauthenticate.js';
 import { reauthenticate } from '../credentials/reauthenticate.js';
+import { isUniqueViolation } from '../db/errors.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import type { RequestContext } from '../request-context.js';
 import type { ValidSession } from '../session/flow.js';
@@ -116,16 +117,28 @@ export async function updateOrganization(
   const { member } = await membershipOf(deps.stores, organizationId, user.id);
   assertManager(member.role);
   const set = { ...(changes.name === undefined ? {} : { name: changes.name }), ...(changes.slug === undefined ? {} : { slug: changes.slug }) };
-  return deps.stores.transaction(async (tx) => {
-    const outcome = await tx.organizations.updateOrganization(organizationId, set, ctx.now);
-    if (outcome === 'slug_taken') throw conflict('slug_taken', 'This slug is taken. Choose another.');
-    const organization = await tx.organizations.findOrganization(organizationId);
-    if (outcome === 'missing' || organization === null) throw notFound(NO_SUCH_ORGANIZATION);
-    const facts = { organizationId, name: organization.name, slug: organization.slug };
-    await recordAudit(tx.audit, ctx, 'org_updated', user.id, { ...facts, changed: Object.keys(set).join(',') });
-    await emitEvent(tx, ctx.now, 'organization.updated', user, facts);
-    return organization;
-  });
+  // A slug taken by another request between the check and the write is still the 409.
+  return renameRefusingTakenSlug(() =>
+    deps.stores.transaction(async (tx) => {
+      const outcome = await tx.organizations.updateOrganization(organizationId, set, ctx.now);
+      if (outcome === 'slug_taken') throw conflict('slug_taken', 'This slug is taken. Choose another.');
+      const organization = await tx.organizations.findOrganization(organizationId);
+      if (outcome === 'missing' || organization === null) throw notFound(NO_SUCH_ORGANIZATION);
+      const facts = { organizationId, name: organization.name, slug: organization.slug };
+      await recordAudit(tx.audit, ctx, 'org_updated', user.id, { ...facts, changed: Object.keys(set).join(',') });
+      await emitEvent(tx, ctx.now, 'organization.updated', user, facts);
+      return organization;
+    }),
+  );
+}
+
+async function renameRefusingTakenSlug<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('slug_taken', 'This slug is taken. Choose another.');
+    throw error;
+  }
 }
 
 /** An owner deletes it, re-authenticated: every member loses it, and the app tokens that named it. */
