@@ -221,7 +221,11 @@ describeEachDialect('admin user search', (dialect) => {
     test('PostgreSQL: an index built beforehand with CREATE INDEX CONCURRENTLY is kept; an invalid one stops the migration, named', async () => {
       await migrateToBefore(database);
       const db = database.kysely;
-      await sql`create index concurrently users_email_trgm_idx on users using gin (email public.gin_trgm_ops)`.execute(db);
+      // As an operator would, before upgrading (docs/upgrading.md). A race with another run creating it is harmless.
+      await sql`create extension if not exists pg_trgm with schema public`.execute(db).catch(() => undefined);
+      const { rows } = await sql<{ schema: string }>`
+        select n.nspname as schema from pg_extension e join pg_namespace n on n.oid = e.extnamespace where e.extname = 'pg_trgm'`.execute(db);
+      await sql`create index concurrently users_email_trgm_idx on users using gin (email ${sql.id(rows[0]!.schema, 'gin_trgm_ops')})`.execute(db);
       const oid = async () => (await sql<{ oid: number }>`select 'users_email_trgm_idx'::regclass::oid as oid`.execute(db)).rows[0]?.oid;
       const before = await oid();
       await migrateToLatest(database);

@@ -178,7 +178,7 @@ async function scanAfter(db: Kysely<Database>, dialect: Searcher['dialect'], mat
   if (dialect === 'sqlite') {
     const { rows } = await sql<UserRow>`
       select * from users not indexed
-      where (created_at, id) > (${after.createdAt}, ${after.id}) and (email like ${match.pattern} escape '\\' or id = ${match.id})
+      where (email like ${match.pattern} escape '\\' or id = ${match.id}) and (created_at, id) > (${after.createdAt}, ${after.id})
       order by created_at, id limit ${take}`.execute(db);
     return rows;
   }
