@@ -5,10 +5,14 @@
 // database in the same run (a shared machine drifts from one run to the next): the session check,
 // the admin searches, the sweep of expired sessions under session checks, and the export's memory.
 //
-//   node bench/scale.mjs [--factor F] [--audit-factor A]
+//   node bench/scale.mjs [--factor F] [--audit-factor A] [--only session,search,sweep,export,migration]
 //
 // --factor scales every count (default 1: 1,000,000 users); --audit-factor scales the audit rows
-// alone (default: the factor), since 20 million rows take long to write and much disk.
+// alone (default: the factor), since 20 million rows take long to write and much disk. --only
+// runs some of the measures (every table is seeded all the same). The migration measure undoes
+// the newest migration that builds over users (020, the user search's indexes) before seeding, and
+// times `gatehouse migrate` applying it again to the seeded database, with (PostgreSQL) the longest
+// wait of a write to users meanwhile.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -37,7 +41,19 @@ function argument(name, fallback) {
   if (!(value > 0)) throw new Error(`${name} needs a positive number`);
   return value;
 }
+function listArgument(name, allowed) {
+  const at = process.argv.indexOf(name);
+  if (at === -1) return allowed;
+  const names = (process.argv[at + 1] ?? '').split(',').filter(Boolean);
+  const unknown = names.filter((item) => !allowed.includes(item));
+  if (names.length === 0 || unknown.length > 0) throw new Error(`${name} takes a comma-separated list of ${allowed.join(', ')}`);
+  return names;
+}
 const FACTOR = argument('--factor', 1);
+const MEASURES = listArgument('--only', ['session', 'search', 'sweep', 'export', 'migration']);
+const measuring = (name) => MEASURES.includes(name);
+/** The migration the migration measure times: the newest that builds over users. */
+const TIMED_MIGRATION = '020-user-search-index';
 const AUDIT_FACTOR = argument('--audit-factor', FACTOR);
 const COUNTS = {
   users: Math.max(20, Math.round(1_000_000 * FACTOR)),
@@ -278,15 +294,23 @@ async function sessionRate(url, cookie) {
   return { rps: result.statuses['2xx'] / SECONDS, p99: result.p99 };
 }
 
-/** The admin searches: users by a substring of their email, audit rows by user, and by type within a week. */
+/** Two-letter terms in no seeded email: the worst case of a term too short for a trigram index. */
+const SHORT_ABSENT = ['zq', 'jv', 'qy', 'fz', 'yj'];
+
+/**
+ * The admin searches: users by a substring of their email (a rare term, one every user has, a
+ * 2-letter term no one has), audit rows by user, and by type within a week.
+ */
 async function searches(url, userIds) {
   const users = await latencies(url, (i) => `/api/admin/users?query=${encodeURIComponent(`ser-${(i * 7919) % 100_000}`)}`);
+  const usersCommon = await latencies(url, (i) => `/api/admin/users?query=${['scale', 'user-', '@scale.', 'example'][i % 4]}`);
+  const usersShort = await latencies(url, (i) => `/api/admin/users?query=${SHORT_ABSENT[i % SHORT_ABSENT.length]}`);
   const byUser = await latencies(url, (i) => `/api/admin/audit?userId=${userIds[i % userIds.length]}`);
   const byType = await latencies(url, (i) => {
     const until = NOW - (i % 300) * DAY;
     return `/api/admin/audit?type=login_failure&since=${new Date(until - 7 * DAY).toISOString()}&until=${new Date(until).toISOString()}`;
   });
-  return { users, byUser, byType };
+  return { users, usersCommon, usersShort, byUser, byType };
 }
 
 /**
@@ -353,13 +377,79 @@ async function login(url, email) {
 // --- one dialect -------------------------------------------------------------------------------
 
 async function measurePhase(label, phase, server, known, databaseEnv, expired) {
-  console.error(`[${label}] ${phase}: session checks`);
-  const session = await sessionRate(server.url, known.cookies[0]);
-  console.error(`[${label}] ${phase}: admin searches`);
-  const found = await searches(server.url, [...known.ids, userId(4242 % COUNTS.users), userId(77 % COUNTS.users)]);
-  console.error(`[${label}] ${phase}: the sweep under session checks`);
-  const sweep = await sweepUnderLoad(server.url, known.cookies[1], databaseEnv, expired);
-  return { session, ...found, sweep };
+  const figures = {};
+  if (measuring('session')) {
+    console.error(`[${label}] ${phase}: session checks`);
+    figures.session = await sessionRate(server.url, known.cookies[0]);
+  }
+  if (measuring('search')) {
+    console.error(`[${label}] ${phase}: admin searches`);
+    Object.assign(figures, await searches(server.url, [...known.ids, userId(4242 % COUNTS.users), userId(77 % COUNTS.users)]));
+  }
+  if (measuring('sweep')) {
+    console.error(`[${label}] ${phase}: the sweep under session checks`);
+    figures.sweep = await sweepUnderLoad(server.url, known.cookies[1], databaseEnv, expired);
+  }
+  return figures;
+}
+
+/** The timed migration undone with its own `down`, and forgotten by the migrator, so that `gatehouse migrate` applies it again. */
+async function undoTimedMigration(databaseEnv) {
+  const { openDatabase } = await import(pathToFileURL(path.join(root, 'dist/db/connect.js')).href);
+  const migration = await import(pathToFileURL(path.join(root, `dist/db/migrations/${TIMED_MIGRATION}.js`)).href);
+  const database = openDatabase(loadConfig({ ...env(), ...databaseEnv }).database, { queryTimeoutMs: 3_600_000 });
+  try {
+    await migration.down(database.kysely);
+    await database.kysely.deleteFrom('kysely_migration').where('name', '=', TIMED_MIGRATION).execute();
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * `gatehouse migrate` on the seeded database, as an operator runs a long one (DATABASE_QUERY_TIMEOUT=1h),
+ * while the server serves. On PostgreSQL a write to users (a sign-in's last_login_at) is made every
+ * 100 ms meanwhile, and the longest wait is reported; SQLite's migration is one write transaction,
+ * so there every write waits for all of it.
+ */
+async function timeMigration(serverEnv, knownId) {
+  const probe = serverEnv.DATABASE_URL.startsWith('postgres') ? await writeProbe(serverEnv.DATABASE_URL, knownId) : null;
+  const started = performance.now();
+  const output = await new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, 'migrate'], {
+      env: { ...process.env, ...serverEnv, DATABASE_QUERY_TIMEOUT: '1h' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`gatehouse migrate failed (${code}): ${out}`))));
+  });
+  const seconds = (performance.now() - started) / 1000;
+  if (!output.includes(`applied: ${TIMED_MIGRATION}`)) throw new Error(`gatehouse migrate did not apply ${TIMED_MIGRATION}: ${output}`);
+  return { seconds, longestWriteSeconds: probe ? await probe.stop() : null };
+}
+
+async function writeProbe(connectionString, id) {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  let longest = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      await client.query('update users set last_login_at = $1 where id = $2', [Date.now(), id]);
+      longest = Math.max(longest, (performance.now() - started) / 1000);
+      await sleep(100);
+    }
+  })();
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      await client.end();
+      return longest;
+    },
+  };
 }
 
 async function runDialect(label, databaseEnv, openSeeder, hash) {
@@ -375,7 +465,8 @@ async function runDialect(label, databaseEnv, openSeeder, hash) {
       await seeder.insert('users', known.users);
       await seeder.insert('sessions', known.sessions);
       figures.empty = await measurePhase(label, 'empty', server, known, databaseEnv, 0);
-      figures.empty.export = await exportPeak(serverEnv);
+      if (measuring('export')) figures.empty.export = await exportPeak(serverEnv);
+      if (measuring('migration')) await undoTimedMigration(databaseEnv);
       for (const [table, count] of [
         ['users', COUNTS.users],
         ['sessions', COUNTS.sessions],
@@ -389,13 +480,19 @@ async function runDialect(label, databaseEnv, openSeeder, hash) {
     } finally {
       await seeder.close();
     }
+    if (measuring('migration')) {
+      console.error(`[${label}] seeded: gatehouse migrate (${TIMED_MIGRATION})`);
+      figures.migration = await timeMigration(serverEnv, known.ids[3]);
+    }
     figures.loginStatus = await login(server.url, knownEmail(2));
     figures.seeded = await measurePhase(label, 'seeded', server, known, databaseEnv, COUNTS.sessions / 2);
   } finally {
     await stop(server);
   }
-  console.error(`[${label}] seeded: export`);
-  figures.seeded.export = await exportPeak(serverEnv);
+  if (measuring('export')) {
+    console.error(`[${label}] seeded: export`);
+    figures.seeded.export = await exportPeak(serverEnv);
+  }
   return figures;
 }
 
@@ -446,6 +543,7 @@ function printTable(runs) {
   const verdict = (met) => (met ? 'met' : '**NOT MET**');
   const rows = [
     {
+      key: 'session',
       name: 'session check (GET /api/auth/session, 32 connections)',
       show: (p) => `${p.session.rps.toFixed(0)}/s`,
       compare: (e, s) => `${(s.session.rps / e.session.rps).toFixed(2)}×`,
@@ -454,9 +552,12 @@ function printTable(runs) {
     },
     ...[
       ['admin user search by substring (query=ser-…)', 'users', 50],
+      ['admin user search, a term every user has (query=scale, user-, …)', 'usersCommon', 50],
+      ['admin user search, a 2-letter term no user has (query=zq, jv, …)', 'usersShort', 50],
       ['admin audit search by user', 'byUser', 20],
       ['admin audit search by type + one week', 'byType', 20],
     ].map(([name, key, limit]) => ({
+      key,
       name: `${name}, ${SEARCHES} sequential`,
       show: (p) => `p50 ${ms(p[key].p50)} p99 ${ms(p[key].p99)}`,
       compare: (e, s) => `p99 ${ms(s[key].p99)}`,
@@ -464,6 +565,7 @@ function printTable(runs) {
       met: (e, s) => s[key].p99 <= limit,
     })),
     {
+      key: 'sweep',
       name: 'session check p99 during the sweep (8 connections)',
       show: (p) =>
         `p99 ${p.sweep.p99} ms; sweep ${p.sweep.seconds.toFixed(2)} s, ${p.sweep.deleted} deleted${p.sweep.coveredSweep ? '' : ' (sweep outlasted the load)'}${p.sweep.non2xx ? `, ${p.sweep.non2xx} not 2xx` : ''}`,
@@ -472,6 +574,7 @@ function printTable(runs) {
       met: (e, s) => s.sweep.p99 <= 10 && s.sweep.non2xx === 0,
     },
     {
+      key: 'export',
       name: 'export of all users: server peak RSS (VmHWM)',
       show: (p) => `${p.export.peakMB.toFixed(1)} MB (${p.export.lines} lines in ${p.export.seconds.toFixed(2)} s)`,
       compare: (e, s) => `${s.export.peakMB.toFixed(1)} MB`,
@@ -483,7 +586,7 @@ function printTable(runs) {
   console.log('| database | measure | empty | seeded | seeded ratio or p99 | target | verdict |');
   console.log('|---|---|---|---|---|---|---|');
   for (const run of runs) {
-    for (const row of rows) {
+    for (const row of rows.filter(({ key }) => run.empty[key] !== undefined && run.seeded[key] !== undefined)) {
       console.log(
         `| ${run.label} | ${row.name} | ${row.show(run.empty)} | ${row.show(run.seeded)} | ${row.compare(run.empty, run.seeded)} | ${row.target} | ${verdict(row.met(run.empty, run.seeded))} |`,
       );
@@ -497,6 +600,14 @@ function printTable(runs) {
       ([table, s]) => `${table} ${s.toFixed(1)} s (${Math.round(COUNTS[table === 'audit_events' ? 'audit' : table] / s)}/s)`,
     );
     console.log(`${run.label} seeding: ${seconds.join(', ')}; a seeded user's login answered ${run.loginStatus}.`);
+    if (run.migration) {
+      const { seconds: took, longestWriteSeconds } = run.migration;
+      const writes =
+        longestWriteSeconds === null
+          ? 'one write transaction: writes wait for all of it'
+          : `the longest wait of a write to users meanwhile: ${longestWriteSeconds.toFixed(2)} s`;
+      console.log(`${run.label}: gatehouse migrate (${TIMED_MIGRATION}) on the seeded database took ${took.toFixed(1)} s; ${writes}.`);
+    }
   }
   console.log('Login rate: not measured by this bench.');
 }
