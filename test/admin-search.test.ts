@@ -6,15 +6,17 @@
  * Migration 020 builds its indexes over users already there, keeps an index an operator built
  * beforehand, and refuses a broken one; SQLite's search table follows every change to users.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Migrator, sql, type Kysely } from 'kysely';
+import pg from 'pg';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import type { AdminStore, UserCursor } from '../src/admin/store.js';
 import { createAdminStore } from '../src/db/admin-store.js';
-import { migrateToLatest, type DatabaseHandle } from '../src/db/connect.js';
+import { migrateToLatest, openDatabase, type DatabaseHandle } from '../src/db/connect.js';
 import { migrations } from '../src/db/migrations/index.js';
 import type { Database } from '../src/db/schema.js';
 import { createTestGatehouse, describeEachDialect, openTestDatabase } from './support/harness.js';
+import { postgresUrl } from './support/services.js';
 
 const KEY = 'admin-key-for-tests-0123456789-abcdefghij';
 const T0 = Date.UTC(2026, 0, 1);
@@ -247,6 +249,41 @@ describeEachDialect('admin user search', (dialect) => {
         await migrateToLatest(other.database);
       } finally {
         await other.drop();
+      }
+    });
+  }
+
+  if (dialect === 'postgres') {
+    test('PostgreSQL: a role that may not create pg_trgm gets an error that says so and how to install it, and nothing is applied', async () => {
+      // A database of its own, where pg_trgm is not installed, and a role that owns only its schema there.
+      const suffix = randomBytes(4).toString('hex');
+      const [name, role] = [`gh_test_noext_${suffix}`, `gh_test_role_${suffix}`];
+      const admin = new pg.Client({ connectionString: postgresUrl! });
+      await admin.connect();
+      try {
+        await admin.query(`create role ${role} login password 'no-extension-for-me'`);
+        await admin.query(`create database ${name}`);
+        const url = new URL(postgresUrl!);
+        url.pathname = `/${name}`;
+        const owner = new pg.Client({ connectionString: url.toString() });
+        await owner.connect();
+        await owner.query(`create schema gatehouse authorization ${role}`).finally(() => owner.end());
+        Object.assign(url, { username: role, password: 'no-extension-for-me' });
+        url.searchParams.set('options', '-c search_path=gatehouse');
+        const limited = openDatabase({ kind: 'postgres', connectionString: url.toString() }, { poolSize: 1 });
+        try {
+          await expect(migrateToLatest(limited)).rejects.toThrow(
+            new RegExp(`020-user-search-index needs the PostgreSQL extension pg_trgm .*permission denied.*psql -d ${name} -c 'CREATE EXTENSION pg_trgm'`),
+          );
+          // The migrator applies pending migrations in one transaction: none of them is recorded.
+          expect((await sql<{ n: number }>`select count(*)::int as n from kysely_migration`.execute(limited.kysely)).rows[0]?.n).toBe(0);
+        } finally {
+          await limited.close();
+        }
+      } finally {
+        await admin.query(`drop database if exists ${name} with (force)`);
+        await admin.query(`drop role if exists ${role}`);
+        await admin.end();
       }
     });
   }
