@@ -106,6 +106,12 @@ describe.skipIf(!hasBrowser)('organizations in Chromium', { timeout: 90_000 }, (
     // The list is read again: the row now says Admin.
     await owner.locator(`#member-list li:has-text("${inviteeEmail}") span:has-text("Admin")`).waitFor();
 
+    // The only owner cannot leave while others remain: /account shows the server's reason.
+    await owner.goto('/account');
+    await owner.click('#org-list li:has-text("Acme Robotics") button:has-text("Leave")');
+    expect(await waitForMessage(owner, /only owner/)).toBe('You are the only owner. Make someone else an owner first, or delete the organization.');
+    await owner.goto(organizationUrl);
+
     // The member, now an admin, leaves from the organization's page.
     await invitee.reload();
     expect(await invitee.locator('#org-role').textContent()).toBe('Admin');
@@ -115,11 +121,6 @@ describe.skipIf(!hasBrowser)('organizations in Chromium', { timeout: 90_000 }, (
     await owner.reload();
     await owner.waitForSelector(`#member-list li:has-text("${ownerEmail}")`);
     expect(await owner.locator('#member-list li').count()).toBe(1);
-
-    // The last owner cannot leave: /account shows the server's reason.
-    await owner.goto('/account');
-    await owner.click('#org-list li:has-text("Acme Robotics") button:has-text("Leave")');
-    expect(await waitForMessage(owner, /only owner/)).toBe('You are the only owner. Make someone else an owner first, or delete the organization.');
   });
 
   test('without an account: register from the invitation with the address filled in, confirm it, come back and accept', async () => {

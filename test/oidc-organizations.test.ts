@@ -6,10 +6,11 @@
  * named their organizations — their refresh token is refused and their access token inactive at
  * once — while a grant without that scope lives on.
  */
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { STRONG_PASSWORD, describeEachDialect } from './support/harness.js';
-import { startGatehouseOp, type GatehouseOp, type Person, type RegisteredClient } from './support/gatehouse-op.js';
+import { OP_RESOURCE, startGatehouseOp, type GatehouseOp, type Person, type RegisteredClient } from './support/gatehouse-op.js';
 
 const APP = 'https://app.example.test/callback';
 const HTTP_ON_LOOPBACK = { [oauth.allowInsecureRequests]: true } as const;
@@ -51,7 +52,7 @@ describeEachDialect('OpenID Connect provider: the organizations scope', (dialect
     };
   }
 
-  async function codeGrant(person: Person, registered: RegisteredClient, scope: string): Promise<oauth.TokenEndpointResponse> {
+  async function codeGrant(person: Person, registered: RegisteredClient, scope: string, resource?: string): Promise<oauth.TokenEndpointResponse> {
     const client = { client_id: registered.clientId };
     const codeVerifier = oauth.generateRandomCodeVerifier();
     const state = oauth.generateRandomState();
@@ -65,6 +66,7 @@ describeEachDialect('OpenID Connect provider: the organizations scope', (dialect
       code_challenge_method: 'S256',
       state,
       prompt: 'consent',
+      ...(resource === undefined ? {} : { resource }),
     }).toString();
     const back = await op.authorize(person, url);
     const parameters = oauth.validateAuthResponse(as, client, back, state);
@@ -83,15 +85,17 @@ describeEachDialect('OpenID Connect provider: the organizations scope', (dialect
     expect(as.scopes_supported).toContain('organizations');
     const owner = await op.registerPerson();
     const member = await op.registerPerson();
-    // Accepting needs a verified address: the member follows the verification link first.
-    const verification = (await op.sentEmails()).find((sent) => sent.to === member.email)!;
-    const verifyToken = /verify-email\?token=(\S+)/.exec(verification.text)![1]!;
-    const verified = await fetch(`${op.issuer()}/api/auth/verify-email`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', origin: op.issuer() },
-      body: JSON.stringify({ token: decodeURIComponent(verifyToken) }),
-    });
-    expect(verified.status).toBe(200);
+    // Inviting and accepting need verified addresses: each follows the verification link first.
+    for (const someone of [owner, member]) {
+      const verification = (await op.sentEmails()).find((sent) => sent.to === someone.email)!;
+      const verifyToken = /verify-email\?token=(\S+)/.exec(verification.text)![1]!;
+      const verified = await fetch(`${op.issuer()}/api/auth/verify-email`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: op.issuer() },
+        body: JSON.stringify({ token: decodeURIComponent(verifyToken) }),
+      });
+      expect(verified.status).toBe(200);
+    }
     const asOwner = await apiSession(owner);
     const asMember = await apiSession(member);
     const created = await asOwner('POST', '/api/orgs', { name: 'Acme', slug: `acme-${dialect}` });
@@ -112,6 +116,11 @@ describeEachDialect('OpenID Connect provider: the organizations scope', (dialect
     const userinfo = await oauth.processUserInfoResponse(as, client, member.id, await oauth.userInfoRequest(as, client, tokens.access_token, HTTP_ON_LOOPBACK));
     expect(userinfo.organizations).toEqual(expected);
     expect((await introspect(app, tokens.access_token)).organizations).toEqual(expected);
+    // An access token for an API of OIDC_RESOURCES is a JWT that carries them, verified with the JWKS alone.
+    const forApi = await codeGrant(member, app, 'openid organizations', OP_RESOURCE);
+    const jwks = createRemoteJWKSet(new URL(`${op.issuer()}/oauth2/jwks`));
+    const { payload } = await jwtVerify(forApi.access_token, jwks, { issuer: op.issuer(), audience: OP_RESOURCE });
+    expect(payload.organizations).toEqual(expected);
     // Without the scope, no claim and no membership read.
     const plain = await codeGrant(member, other, 'openid email offline_access');
     expect(oauth.getValidatedIdTokenClaims(plain)?.organizations).toBeUndefined();

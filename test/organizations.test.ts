@@ -159,6 +159,17 @@ describeEachDialect('organizations', (dialect) => {
     expect(await call(admin, 'PATCH', `/api/orgs/${id}/members/${owner.id}`, { role: 'member' })).toMatchObject({ status: 403 });
     expect(await call(admin, 'DELETE', `/api/orgs/${id}/members/${owner.id}`)).toMatchObject({ status: 403 });
     expect(await call(admin, 'POST', `/api/orgs/${id}/invitations`, { email: 'x@example.com', role: 'owner' })).toMatchObject({ status: 403 });
+    // An owner's invitation: the admin may neither revoke it nor replace it with a lesser one.
+    const ownerInvite = await call(owner, 'POST', `/api/orgs/${id}/invitations`, { email: 'next-owner@example.com', role: 'owner' });
+    expect(await call(admin, 'DELETE', `/api/orgs/${id}/invitations/${ownerInvite.body.invitation.id}`)).toMatchObject({ status: 403 });
+    expect(await call(admin, 'POST', `/api/orgs/${id}/invitations`, { email: 'next-owner@example.com', role: 'member' })).toMatchObject({ status: 403 });
+    expect((await call(owner, 'GET', `/api/orgs/${id}/invitations`)).body.invitations).toMatchObject([{ email: 'next-owner@example.com', role: 'owner' }]);
+    // Renames: a slug taken or malformed is refused.
+    const other = await createOrg(member, 'Other', 'taken-slug');
+    expect(await call(admin, 'PATCH', `/api/orgs/${id}`, { slug: 'taken-slug' })).toMatchObject({ status: 409, body: { error: 'slug_taken' } });
+    expect(await call(admin, 'PATCH', `/api/orgs/${id}`, { slug: '-' })).toMatchObject({ status: 400, body: { error: 'validation_error' } });
+    expect(await call(admin, 'PATCH', `/api/orgs/${id}`, {})).toMatchObject({ status: 400, body: { error: 'validation_error' } });
+    expect(await call(admin, 'PATCH', `/api/orgs/${other}`, { name: 'Not mine' })).toMatchObject({ status: 404 });
     expect(await call(admin, 'PATCH', `/api/orgs/${id}/members/${member.id}`, { role: 'emperor' })).toMatchObject({
       status: 400,
       body: { error: 'validation_error' },
@@ -206,6 +217,12 @@ describeEachDialect('organizations', (dialect) => {
     expect(await call(member, 'DELETE', `/api/orgs/${id}/members/${member.id}`)).toMatchObject({ status: 200 });
     expect((await auditRows('member_removed')).at(-1)).toMatchObject({ user_id: member.id, metadata: { left: true } });
 
+    // The last member leaving takes the organization along (there is no one left to own it).
+    const alone = await createOrg(member, 'Alone');
+    expect(await call(member, 'DELETE', `/api/orgs/${alone}/members/${member.id}`)).toMatchObject({ status: 200 });
+    expect(await t.database.kysely.selectFrom('organizations').select('id').where('id', '=', alone).executeTakeFirst()).toBeUndefined();
+    expect((await auditRows('org_deleted')).at(-1)).toMatchObject({ user_id: member.id, metadata: { organizationId: alone, reason: 'last_member_left' } });
+
     // Alone now: deleting the account deletes the organization with it.
     const solo = await createOrg(second, 'Solo');
     expect(await call(second, 'POST', '/api/auth/account/delete', { currentPassword: STRONG_PASSWORD })).toMatchObject({ status: 200 });
@@ -242,6 +259,13 @@ describeEachDialect('organizations', (dialect) => {
       body: { error: 'invitation_email_mismatch' },
     });
     const unverified = await person('new.person@example.com', { verify: false });
+    // An unproven address sends no invitation emails.
+    const created = await call(unverified, 'POST', '/api/orgs', { name: 'Unproven' });
+    expect(created.status).toBe(201);
+    expect(await call(unverified, 'POST', `/api/orgs/${created.body.organization.id}/invitations`, { email: 'x@example.com', role: 'member' })).toMatchObject({
+      status: 403,
+      body: { error: 'email_not_verified' },
+    });
     expect(await call(unverified, 'POST', '/api/orgs/invitations/accept', { token: invited.body.token })).toMatchObject({
       status: 403,
       body: { error: 'email_not_verified' },
@@ -289,7 +313,10 @@ describeEachDialect('organizations', (dialect) => {
     expect(await call(owner, 'DELETE', `/api/orgs/${id}/invitations/${revoked.body.invitation.id}`)).toMatchObject({ status: 404 });
     expect(await call(lateComer, 'POST', '/api/orgs/invitations/accept', { token: revoked.body.token })).toMatchObject({ status: 400 });
     expect((await auditRows('invitation_accepted'))[0]).toMatchObject({ user_id: unverified.id, metadata: { organizationId: id } });
-    expect((await auditRows('invitation_revoked'))[0]).toMatchObject({ user_id: owner.id, metadata: { organizationId: id, email: 'late@example.com' } });
+    // The re-invitation withdrew the first one (`replaced`); the revocation is its own row.
+    const revokedRows = await auditRows('invitation_revoked');
+    expect(revokedRows.map((row) => row.metadata.reason)).toEqual(['replaced', 'revoked']);
+    expect(revokedRows[1]).toMatchObject({ user_id: owner.id, metadata: { organizationId: id, email: 'late@example.com' } });
     // No token, nor its secret, in any audit row or webhook event.
     const everything = JSON.stringify([
       await t.database.kysely.selectFrom('audit_events').selectAll().execute(),
@@ -340,6 +367,17 @@ describeEachDialect('organizations', (dialect) => {
     await call(owner, 'PATCH', `/api/orgs/${id}/members/${joiner.id}`, { role: 'admin' });
     await call(owner, 'DELETE', `/api/orgs/${id}/members/${joiner.id}`);
     await call(owner, 'PATCH', `/api/orgs/${id}`, { name: 'Acme 2' });
+    // A member's account deleted: their membership ends as a removal does.
+    const leaver = await person('leaver@example.com');
+    await join_(id, owner, leaver, 'member');
+    expect((await call(leaver, 'POST', '/api/auth/account/delete', { currentPassword: STRONG_PASSWORD })).status).toBe(200);
+    const removedByDeletion = await t.database.kysely
+      .selectFrom('webhook_events')
+      .select('payload')
+      .where('type', '=', 'member.removed')
+      .where('user_id', '=', leaver.id)
+      .execute();
+    expect(removedByDeletion).toHaveLength(1);
     await call(owner, 'DELETE', `/api/orgs/${id}`, { currentPassword: STRONG_PASSWORD });
     const events = await t.database.kysely
       .selectFrom('webhook_events')
@@ -347,7 +385,9 @@ describeEachDialect('organizations', (dialect) => {
       .where('type', 'not like', 'user.%')
       .where('type', 'not like', 'session.%')
       .execute();
-    const byType = new Map(events.map((event) => [event.type, JSON.parse(event.payload).data as Record<string, unknown>]));
+    // The first event of each type (the leaver's come later).
+    const byType = new Map<string, Record<string, unknown>>();
+    for (const event of events) if (!byType.has(event.type)) byType.set(event.type, JSON.parse(event.payload).data as Record<string, unknown>);
     expect([...byType.keys()].sort()).toEqual(
       [
         'invitation.accepted',

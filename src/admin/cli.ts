@@ -100,12 +100,13 @@ function asUsage<T>(usage: string, work: () => T): T {
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** One table cell: control characters (a user agent may carry terminal escapes) shown as `?`. */
-function cell(value: unknown): string {
+export function cell(value: unknown): string {
   const text = value === null || value === undefined ? '-' : typeof value === 'string' ? value : JSON.stringify(value);
   return text.replace(CONTROL_CHARACTERS, '?');
 }
 
-function table(header: string[], rows: unknown[][]): string[] {
+/** Columns padded to their widest cell (at most 60 characters); shared with `gatehouse orgs`. */
+export function table(header: readonly string[], rows: unknown[][]): string[] {
   const cells = rows.map((row) => row.map(cell));
   const widths = header.map((name, i) => Math.min(60, Math.max(name.length, ...cells.map((row) => (row[i] ?? '').length))));
   const line = (row: string[]) =>
@@ -117,7 +118,7 @@ function table(header: string[], rows: unknown[][]): string[] {
       })
       .join('  ')
       .trimEnd();
-  return [line(header), ...cells.map(line)];
+  return [line([...header]), ...cells.map(line)];
 }
 
 /**

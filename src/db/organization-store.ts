@@ -1,6 +1,7 @@
 /** @module OrganizationStore over Kysely. */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { Invitation, Member, Organization, OrganizationStore } from '../organizations/store.js';
+import { isUniqueViolation } from './errors.js';
 import type { Database, OrganizationInvitationsTable, OrganizationsTable } from './schema.js';
 
 type Count = number | string | bigint;
@@ -31,7 +32,7 @@ function likeContaining(text: string): string {
 }
 
 export function createOrganizationStore(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): OrganizationStore {
-  return { ...organizationMethods(db, dialect), ...memberMethods(db, dialect), ...invitationMethods(db), ...searchMethods(db) };
+  return { ...organizationMethods(db, dialect), ...memberMethods(db), ...lockMethods(db, dialect), ...invitationMethods(db), ...searchMethods(db) };
 }
 
 function organizationMethods(
@@ -79,12 +80,18 @@ function organizationMethods(
         const holder = await db.selectFrom('organizations').select('id').where('slug', '=', changes.slug).executeTakeFirst();
         if (holder !== undefined && holder.id !== id) return 'slug_taken';
       }
-      const result = await db
-        .updateTable('organizations')
-        .set({ ...changes, updated_at: now.getTime() })
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows) > 0 ? 'updated' : 'missing';
+      try {
+        const result = await db
+          .updateTable('organizations')
+          .set({ ...changes, updated_at: now.getTime() })
+          .where('id', '=', id)
+          .executeTakeFirst();
+        return Number(result.numUpdatedRows) > 0 ? 'updated' : 'missing';
+      } catch (error) {
+        // Taken by another request since the check: the caller answers 409 and its transaction rolls back.
+        if (isUniqueViolation(error)) return 'slug_taken';
+        throw error;
+      }
     },
     async deleteOrganization(id) {
       const result = await db.deleteFrom('organizations').where('id', '=', id).executeTakeFirst();
@@ -99,22 +106,9 @@ function organizationMethods(
 
 function memberMethods(
   db: Kysely<Database>,
-  dialect: 'sqlite' | 'postgres',
-): Pick<
-  OrganizationStore,
-  'listMemberships' | 'findMember' | 'listMembers' | 'countOwners' | 'addMember' | 'setMemberRole' | 'removeMember' | 'lockOwnerships'
-> {
+): Pick<OrganizationStore, 'listMemberships' | 'findMember' | 'listMembers' | 'countOwners' | 'countMembers' | 'addMember' | 'setMemberRole' | 'removeMember'> {
   const members = () =>
     db.selectFrom('organization_members as m').innerJoin('users as u', 'u.id', 'm.user_id').select(['m.user_id', 'u.email', 'm.role', 'm.joined_at']);
-  const countOf = async (organizationId: string, role: string | null, exceptUserId: string | null): Promise<number> => {
-    let select = db
-      .selectFrom('organization_members')
-      .select((eb) => eb.fn.countAll<Count>().as('n'))
-      .where('organization_id', '=', organizationId);
-    if (role !== null) select = select.where('role', '=', role);
-    if (exceptUserId !== null) select = select.where('user_id', '!=', exceptUserId);
-    return Number((await select.executeTakeFirstOrThrow()).n);
-  };
   return {
     async listMemberships(userId) {
       const rows = await db
@@ -136,7 +130,8 @@ function memberMethods(
       const rows = await members().where('m.organization_id', '=', organizationId).orderBy('m.joined_at').orderBy('m.user_id').execute();
       return rows.map(toMember);
     },
-    countOwners: (organizationId) => countOf(organizationId, 'owner', null),
+    countOwners: (organizationId) => countOf(db, organizationId, 'owner', null),
+    countMembers: (organizationId) => countOf(db, organizationId, null, null),
     async addMember(organizationId, userId, role, now) {
       const inserted = await db
         .insertInto('organization_members')
@@ -158,25 +153,15 @@ function memberMethods(
       const result = await db.deleteFrom('organization_members').where('organization_id', '=', organizationId).where('user_id', '=', userId).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     },
-    async lockOwnerships(userId) {
-      const owned = db
-        .selectFrom('organizations')
-        .select('id')
-        .where('id', 'in', db.selectFrom('organization_members').select('organization_id').where('user_id', '=', userId).where('role', '=', 'owner'))
-        .orderBy('id');
-      const rows = await (dialect === 'postgres' ? owned.forUpdate() : owned).execute();
-      const ownerships = [];
-      for (const { id } of rows) {
-        ownerships.push({ organizationId: id, otherOwners: await countOf(id, 'owner', userId), otherMembers: await countOf(id, null, userId) });
-      }
-      return ownerships;
-    },
   };
 }
 
 function invitationMethods(
   db: Kysely<Database>,
-): Pick<OrganizationStore, 'replaceInvitation' | 'listInvitations' | 'findInvitation' | 'deleteInvitation' | 'deleteExpiredInvitations'> {
+): Pick<
+  OrganizationStore,
+  'replaceInvitation' | 'listInvitations' | 'findInvitation' | 'findInvitationByEmail' | 'deleteInvitation' | 'deleteExpiredInvitations'
+> {
   return {
     async replaceInvitation(invitation, secretHash) {
       await db.deleteFrom('organization_invitations').where('organization_id', '=', invitation.organizationId).where('email', '=', invitation.email).execute();
@@ -204,6 +189,15 @@ function invitationMethods(
         .orderBy('id')
         .execute();
       return rows.map(toInvitation);
+    },
+    async findInvitationByEmail(organizationId, email) {
+      const row = await db
+        .selectFrom('organization_invitations')
+        .selectAll()
+        .where('organization_id', '=', organizationId)
+        .where('email', '=', email)
+        .executeTakeFirst();
+      return row === undefined ? null : toInvitation(row);
     },
     async findInvitation(id) {
       const row = await db.selectFrom('organization_invitations').selectAll().where('id', '=', id).executeTakeFirst();
@@ -247,6 +241,48 @@ function searchMethods(db: Kysely<Database>): Pick<OrganizationStore, 'searchOrg
       }
       const rows = await select.orderBy('o.created_at').orderBy('o.id').limit(limit).execute();
       return rows.map((row) => ({ ...toOrganization(row), members: Number(row.members ?? 0) }));
+    },
+  };
+}
+
+/** A count of an organization's members (of one role; besides one person). */
+async function countOf(db: Kysely<Database>, organizationId: string, role: string | null, exceptUserId: string | null): Promise<number> {
+  let select = db
+    .selectFrom('organization_members')
+    .select((eb) => eb.fn.countAll<Count>().as('n'))
+    .where('organization_id', '=', organizationId);
+  if (role !== null) select = select.where('role', '=', role);
+  if (exceptUserId !== null) select = select.where('user_id', '!=', exceptUserId);
+  return Number((await select.executeTakeFirstOrThrow()).n);
+}
+
+/** What an account's deletion locks and reads. */
+function lockMethods(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): Pick<OrganizationStore, 'lockMemberships'> {
+  return {
+    async lockMemberships(userId) {
+      const memberOf = db
+        .selectFrom('organizations')
+        .select('id')
+        .where('id', 'in', db.selectFrom('organization_members').select('organization_id').where('user_id', '=', userId))
+        .orderBy('id');
+      const rows = await (dialect === 'postgres' ? memberOf.forUpdate() : memberOf).execute();
+      const memberships = [];
+      for (const { id } of rows) {
+        const mine = await db
+          .selectFrom('organization_members')
+          .select('role')
+          .where('organization_id', '=', id)
+          .where('user_id', '=', userId)
+          .executeTakeFirst();
+        if (mine === undefined) continue;
+        memberships.push({
+          organizationId: id,
+          role: mine.role,
+          otherOwners: await countOf(db, id, 'owner', userId),
+          otherMembers: await countOf(db, id, null, userId),
+        });
+      }
+      return memberships;
     },
   };
 }

@@ -199,7 +199,7 @@ function featuresOf(oidc: OidcModule, settings: Readonly<OidcProviderConfig>, pa
       getResourceServerInfo: (_ctx, resource) => {
         if (!settings.resources.includes(resource)) throw new errors.InvalidTarget();
         return {
-          scope: 'openid email offline_access',
+          scope: 'openid email organizations offline_access',
           audience: resource,
           accessTokenTTL: settings.accessTokenTtlSeconds,
           accessTokenFormat: 'jwt',

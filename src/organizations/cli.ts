@@ -6,22 +6,21 @@
  * Bad arguments throw UsageError (src/cli.ts prints it with the usage and exits 2); an unknown
  * organization is the 404's message and exit 1.
  */
-import { randomUUID } from 'node:crypto';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { UsageError, csvField } from '../admin/cli.js';
+import { UsageError, cell, csvField, table } from '../admin/cli.js';
 import type { CliCommand } from '../capability.js';
 import { systemClock } from '../clock.js';
 import type { Config } from '../config.js';
 import { migrateToLatest, openDatabase } from '../db/connect.js';
 import { createStores } from '../db/stores.js';
 import { AppError } from '../errors.js';
-import type { RequestContext } from '../request-context.js';
 import {
   deleteOrganizationAsOperator,
   findOrganizationByReference,
   parseOrganizationListQuery,
   searchOrganizations,
   showOrganization,
+  type OperatorContext,
   type OrganizationOperatorDeps,
 } from './operators.js';
 
@@ -61,29 +60,6 @@ function asUsage<T>(work: () => T): T {
   }
 }
 
-// eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f]/g;
-
-/** One table cell, as `gatehouse users` prints them: `-` for nothing, control characters as `?`. */
-function cell(value: unknown): string {
-  const text = value === null || value === undefined ? '-' : typeof value === 'string' ? value : JSON.stringify(value);
-  return text.replace(CONTROL_CHARACTERS, '?');
-}
-
-/** Columns padded to their widest cell (at most 60 characters), as `gatehouse users list` prints them. */
-function table(header: readonly string[], rows: unknown[][]): string[] {
-  const cells = rows.map((row) => row.map(cell));
-  const widths = header.map((name, i) => Math.min(60, Math.max(name.length, ...cells.map((row) => (row[i] ?? '').length))));
-  const line = (row: string[]) =>
-    row
-      .map((text, i) =>
-        i === row.length - 1 ? text : text.length > (widths[i] ?? 0) ? `${text.slice(0, (widths[i] ?? 1) - 1)}…` : text.padEnd(widths[i] ?? 0),
-      )
-      .join('  ')
-      .trimEnd();
-  return [line([...header]), ...cells.map(line)];
-}
-
 function printRecords<T>(format: Format, header: readonly (keyof T & string)[], records: readonly T[]): void {
   const row = (record: T) => header.map((column) => record[column]);
   if (format === 'ndjson') for (const record of records) console.log(JSON.stringify(record));
@@ -92,9 +68,8 @@ function printRecords<T>(format: Format, header: readonly (keyof T & string)[], 
 }
 
 /** The command line's stand-in for a request: no client address (as the other commands' audit rows), its own user agent. */
-function cliContext(): RequestContext {
-  // eraseOrganization hands `ip` to the audit row only, where the other commands write null.
-  return { ip: null as unknown as string, userAgent: 'gatehouse-cli', now: systemClock.now(), requestId: randomUUID() };
+function cliContext(): OperatorContext {
+  return { ip: null, userAgent: 'gatehouse-cli', now: systemClock.now() };
 }
 
 async function listAction(deps: OrganizationOperatorDeps, rest: readonly string[]): Promise<void> {

@@ -11,7 +11,6 @@ import { randomUUID } from 'node:crypto';
 import { recordAudit } from '../audit/record.js';
 import type { ReauthDeps } from '../credentials/reauthenticate.js';
 import { reauthenticate } from '../credentials/reauthenticate.js';
-import { isUniqueViolation } from '../db/errors.js';
 import { conflict, notFound, validationError } from '../errors.js';
 import type { RequestContext } from '../request-context.js';
 import type { ValidSession } from '../session/flow.js';
@@ -84,6 +83,7 @@ export async function createOrganization(
       if (!(await tx.organizations.createOrganization(organization, user.id))) return false;
       const facts = { organizationId: organization.id, name: organization.name, slug };
       await recordAudit(tx.audit, ctx, 'org_created', user.id, facts);
+      await recordAudit(tx.audit, ctx, 'member_added', user.id, { organizationId: organization.id, memberId: user.id, role: 'owner' });
       await emitEvent(tx, ctx.now, 'organization.created', user, facts);
       await emitEvent(tx, ctx.now, 'member.added', user, { organizationId: organization.id, role: 'owner', actor: user.id });
       return true;
@@ -114,31 +114,18 @@ export async function updateOrganization(
   ctx: RequestContext,
 ): Promise<Organization> {
   const { user } = signedIn;
-  const { member } = await membershipOf(deps.stores, organizationId, user.id);
-  assertManager(member.role);
   const set = { ...(changes.name === undefined ? {} : { name: changes.name }), ...(changes.slug === undefined ? {} : { slug: changes.slug }) };
-  // A slug taken by another request between the check and the write is still the 409.
-  return renameRefusingTakenSlug(() =>
-    deps.stores.transaction(async (tx) => {
-      const outcome = await tx.organizations.updateOrganization(organizationId, set, ctx.now);
-      if (outcome === 'slug_taken') throw conflict('slug_taken', 'This slug is taken. Choose another.');
-      const organization = await tx.organizations.findOrganization(organizationId);
-      if (outcome === 'missing' || organization === null) throw notFound(NO_SUCH_ORGANIZATION);
-      const facts = { organizationId, name: organization.name, slug: organization.slug };
-      await recordAudit(tx.audit, ctx, 'org_updated', user.id, { ...facts, changed: Object.keys(set).join(',') });
-      await emitEvent(tx, ctx.now, 'organization.updated', user, facts);
-      return organization;
-    }),
-  );
-}
-
-async function renameRefusingTakenSlug<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isUniqueViolation(error)) throw conflict('slug_taken', 'This slug is taken. Choose another.');
-    throw error;
-  }
+  return withLockedActor(deps.stores, organizationId, user.id, async (tx, actor) => {
+    assertManager(actor.role);
+    const outcome = await tx.organizations.updateOrganization(organizationId, set, ctx.now);
+    if (outcome === 'slug_taken') throw conflict('slug_taken', 'This slug is taken. Choose another.');
+    const organization = await tx.organizations.findOrganization(organizationId);
+    if (outcome === 'missing' || organization === null) throw notFound(NO_SUCH_ORGANIZATION);
+    const facts = { organizationId, name: organization.name, slug: organization.slug };
+    await recordAudit(tx.audit, ctx, 'org_updated', user.id, { ...facts, changed: Object.keys(set).join(',') });
+    await emitEvent(tx, ctx.now, 'organization.updated', user, facts);
+    return organization;
+  });
 }
 
 /** An owner deletes it, re-authenticated: every member loses it, and the app tokens that named it. */
@@ -153,24 +140,44 @@ export async function deleteOrganization(
   const { member } = await membershipOf(deps.stores, organizationId, user.id);
   assertOwner(member.role);
   await reauthenticate(deps, user, signedIn.session, input.currentPassword, ctx);
-  await eraseOrganization(deps.stores, organizationId, { actor: user, ctx });
+  // Checked again under the lock: an owner demoted meanwhile deletes nothing.
+  if (!(await eraseOrganization(deps.stores, organizationId, { actor: user, ctx, onlyIfOwner: user.id }))) throw notFound(NO_SUCH_ORGANIZATION);
 }
 
 /** The deletion itself, shared with the operators' (`actor` null: the admin API or the CLI). False when it was gone. */
 export async function eraseOrganization(
   stores: Stores,
   organizationId: string,
-  by: { actor: { id: string; email: string | null } | null; ctx: RequestContext; auditMetadata?: Record<string, string> },
+  // The command line has no client address: `ip` null there.
+  by: {
+    actor: { id: string; email: string | null } | null;
+    ctx: Pick<RequestContext, 'now' | 'userAgent'> & { ip: string | null };
+    auditMetadata?: Record<string, string>;
+    /** A person who must still be an owner once the organization is locked (403 otherwise). */
+    onlyIfOwner?: string;
+  },
 ): Promise<boolean> {
   return stores.transaction(async (tx) => {
     if (!(await tx.organizations.lockOrganization(organizationId))) return false;
     const organization = await tx.organizations.findOrganization(organizationId);
     if (organization === null) return false;
+    if (by.onlyIfOwner !== undefined) {
+      const member = await tx.organizations.findMember(organizationId, by.onlyIfOwner);
+      if (member === null) return false;
+      assertOwner(member.role);
+    }
     const members = await tx.organizations.listMembers(organizationId);
     for (const member of members) await tx.appAccess.revokeGrantsWithScope(member.userId, ORGANIZATIONS_SCOPE);
     await tx.organizations.deleteOrganization(organizationId);
     const facts = { organizationId, name: organization.name, slug: organization.slug };
-    await recordAudit(tx.audit, by.ctx, 'org_deleted', by.actor?.id ?? null, { ...facts, members: members.length, ...by.auditMetadata });
+    await tx.audit.recordEvent({
+      type: 'org_deleted',
+      userId: by.actor?.id ?? null,
+      ip: by.ctx.ip,
+      userAgent: by.ctx.userAgent,
+      metadata: { ...facts, members: members.length, ...by.auditMetadata },
+      at: by.ctx.now,
+    });
     await emitEvent(tx, by.ctx.now, 'organization.deleted', by.actor, facts);
     return true;
   });
@@ -182,21 +189,35 @@ export async function listMembers(deps: Pick<OrganizationDeps, 'stores'>, userId
 }
 
 /**
- * Runs `change` on a member with the organization locked: the actor's and the member's roles are
- * read under the lock, so what `change` decides from them (last owner?) still holds when it writes.
+ * Runs `change` in a transaction that first locks the organization's row, with the actor's
+ * membership read under the lock (404 for a non-member): every change of an organization and its
+ * members takes the same lock, so what `change` decides from the roles (may they? last owner?)
+ * still holds when it writes, whatever runs at the same moment.
  */
+export async function withLockedActor<T>(
+  stores: Stores,
+  organizationId: string,
+  actorId: string,
+  change: (tx: Stores, actor: Member, organization: Organization) => Promise<T>,
+): Promise<T> {
+  return stores.transaction(async (tx) => {
+    if (!(await tx.organizations.lockOrganization(organizationId))) throw notFound(NO_SUCH_ORGANIZATION);
+    const [organization, actor] = await Promise.all([tx.organizations.findOrganization(organizationId), tx.organizations.findMember(organizationId, actorId)]);
+    if (organization === null || actor === null) throw notFound(NO_SUCH_ORGANIZATION);
+    return change(tx, actor, organization);
+  });
+}
+
+/** `withLockedActor`, with the member acted on read under the lock too (404 when not a member). */
 async function withLockedMembers<T>(
   stores: Stores,
   ids: { organizationId: string; actorId: string; memberId: string },
-  change: (tx: Stores, actor: Member, member: Member) => Promise<T>,
+  change: (tx: Stores, actor: Member, member: Member, organization: Organization) => Promise<T>,
 ): Promise<T> {
-  return stores.transaction(async (tx) => {
-    if (!(await tx.organizations.lockOrganization(ids.organizationId))) throw notFound(NO_SUCH_ORGANIZATION);
-    const actor = await tx.organizations.findMember(ids.organizationId, ids.actorId);
-    if (actor === null) throw notFound(NO_SUCH_ORGANIZATION);
+  return withLockedActor(stores, ids.organizationId, ids.actorId, async (tx, actor, organization) => {
     const member = ids.memberId === ids.actorId ? actor : await tx.organizations.findMember(ids.organizationId, ids.memberId);
     if (member === null) throw notFound('No such member in this organization.');
-    return change(tx, actor, member);
+    return change(tx, actor, member, organization);
   });
 }
 
@@ -212,7 +233,7 @@ export async function changeMemberRole(
     assertMayAssign(actor.role, member.role, target.role);
     if (member.role === target.role) return member;
     if (member.role === 'owner' && (await tx.organizations.countOwners(organizationId)) <= 1) throw lastOwner();
-    await tx.organizations.setMemberRole(organizationId, member.userId, target.role);
+    if (!(await tx.organizations.setMemberRole(organizationId, member.userId, target.role))) throw notFound('No such member in this organization.');
     await recordAudit(tx.audit, ctx, 'member_role_changed', actor.userId, {
       organizationId,
       memberId: member.userId,
@@ -240,10 +261,18 @@ export async function removeMember(
   ctx: RequestContext,
 ): Promise<void> {
   const { organizationId } = target;
-  await withLockedMembers(deps.stores, { organizationId, actorId: signedIn.user.id, memberId: target.userId }, async (tx, actor, member) => {
+  await withLockedMembers(deps.stores, { organizationId, actorId: signedIn.user.id, memberId: target.userId }, async (tx, actor, member, organization) => {
     const self = actor.userId === member.userId;
     assertMayRemove(actor.role, member.role, self);
-    // Also the sole member: leaving would orphan the organization; they delete it instead.
+    // The last member leaving takes the organization along, as the deletion of their account does.
+    if (self && (await tx.organizations.countMembers(organizationId)) === 1) {
+      await tx.appAccess.revokeGrantsWithScope(member.userId, ORGANIZATIONS_SCOPE);
+      await tx.organizations.deleteOrganization(organizationId);
+      const facts = { organizationId, name: organization.name, slug: organization.slug };
+      await recordAudit(tx.audit, ctx, 'org_deleted', actor.userId, { ...facts, members: 1, reason: 'last_member_left' });
+      await emitEvent(tx, ctx.now, 'organization.deleted', subjectOf(member), facts);
+      return;
+    }
     if (member.role === 'owner' && (await tx.organizations.countOwners(organizationId)) <= 1) {
       throw lastOwner(self ? 'You are the only owner. Make someone else an owner first, or delete the organization.' : undefined);
     }

@@ -16,8 +16,9 @@ import type { TemplateOverrides } from '../outbox/template-overrides.js';
 import type { RandomReader } from '../random.js';
 import type { RequestContext } from '../request-context.js';
 import type { ValidSession } from '../session/flow.js';
+import type { Stores } from '../stores.js';
 import { emitEvent } from '../webhooks/events.js';
-import { assertKnownRole, membershipOf, NO_SUCH_ORGANIZATION, type OrganizationDeps } from './flow.js';
+import { assertKnownRole, membershipOf, withLockedActor, type OrganizationDeps } from './flow.js';
 import { assertMayAssign, assertManager } from './rights.js';
 import type { Invitation, Organization } from './store.js';
 
@@ -50,29 +51,39 @@ export async function createInvitation(
   ctx: RequestContext,
 ): Promise<{ invitation: Invitation; token: string; url: string }> {
   const { user } = signedIn;
-  const { organization, member } = await membershipOf(deps.stores, input.organizationId, user.id);
+  const { member } = await membershipOf(deps.stores, input.organizationId, user.id);
   assertManager(member.role);
   assertKnownRole(deps, input.role);
   assertMayAssign(member.role, null, input.role);
-  await deps.limits.consume('orgInvitation', { organization: organization.id }, ctx.now);
+  // Each invitation is an email with a name the inviter chose: only a proven address sends them.
+  if (!user.emailVerified) throw forbidden('email_not_verified', 'Verify your email address first, then invite people.');
   await deps.limits.consume('orgInvitation', { userId: user.id }, ctx.now);
+  await deps.limits.consume('orgInvitation', { organization: input.organizationId }, ctx.now);
   const invitee = await deps.stores.users.findUserByEmail(input.email);
-  if (invitee !== null && (await deps.stores.organizations.findMember(organization.id, invitee.id)) !== null) {
-    throw validationError([{ path: 'email', message: 'is already a member of this organization' }]);
-  }
   const { id, secret, token } = createOneTimeToken(deps.random);
-  const invitation: Invitation = {
-    id,
-    organizationId: organization.id,
-    email: input.email,
-    role: input.role,
-    invitedBy: user.id,
-    expiresAt: new Date(ctx.now.getTime() + INVITATION_LIFETIME_MS),
-    createdAt: ctx.now,
-  };
   const url = invitationUrl(deps.baseUrl, token);
-  await deps.stores.transaction(async (tx) => {
-    await tx.organizations.replaceInvitation(invitation, sha256Hex(secret));
+  const invitation = await withLockedActor(deps.stores, input.organizationId, user.id, async (tx, actor, organization) => {
+    // The rights again, under the lock: a demotion a moment ago counts.
+    assertMayAssign(actor.role, null, input.role);
+    if (invitee !== null && (await tx.organizations.findMember(organization.id, invitee.id)) !== null) {
+      throw validationError([{ path: 'email', message: 'is already a member of this organization' }]);
+    }
+    const previous = await tx.organizations.findInvitationByEmail(organization.id, input.email);
+    // An expired one is gone already, whatever it offered.
+    const replaced = previous !== null && previous.expiresAt.getTime() > ctx.now.getTime() ? previous : null;
+    // Replacing an invitation withdraws it: only who may withdraw it (an owner, for an owner's) may.
+    if (replaced !== null) assertMayAssign(actor.role, null, replaced.role);
+    const created: Invitation = {
+      id,
+      organizationId: organization.id,
+      email: input.email,
+      role: input.role,
+      invitedBy: user.id,
+      expiresAt: new Date(ctx.now.getTime() + INVITATION_LIFETIME_MS),
+      createdAt: ctx.now,
+    };
+    await tx.organizations.replaceInvitation(created, sha256Hex(secret));
+    if (replaced !== null) await recordRevoked(tx, ctx, replaced, user.id, 'replaced');
     const email = renderOrganizationInvitationEmail({
       appName: deps.appName,
       url,
@@ -84,13 +95,21 @@ export async function createInvitation(
       defaultLanguage: deps.defaultLanguage,
       emailTemplates: deps.emailTemplates,
     });
-    await queueEmail(tx.outbox, input.email, email, { now: ctx.now, linkExpiresAt: invitation.expiresAt });
+    await queueEmail(tx.outbox, input.email, email, { now: ctx.now, linkExpiresAt: created.expiresAt });
     const facts = { organizationId: organization.id, invitationId: id, email: input.email, role: input.role };
     await recordAudit(tx.audit, ctx, 'invitation_created', user.id, facts);
     await emitEvent(tx, ctx.now, 'invitation.created', null, { ...facts, invitedBy: user.id });
+    return created;
   });
   deps.onEmailQueued();
   return { invitation, token, url };
+}
+
+/** The audit row and event of an invitation withdrawn (revoked, or replaced by a new one). */
+async function recordRevoked(tx: Stores, ctx: RequestContext, invitation: Invitation, actorId: string, reason: 'revoked' | 'replaced'): Promise<void> {
+  const facts = { organizationId: invitation.organizationId, invitationId: invitation.id, email: invitation.email, role: invitation.role };
+  await recordAudit(tx.audit, ctx, 'invitation_revoked', actorId, { ...facts, reason });
+  await emitEvent(tx, ctx.now, 'invitation.revoked', null, { ...facts, actor: actorId });
 }
 
 /** Admins and owners see the pending invitations; members do not (403), outsiders get 404. */
@@ -106,18 +125,14 @@ export async function revokeInvitation(
   target: { organizationId: string; invitationId: string },
   ctx: RequestContext,
 ): Promise<void> {
-  const { user } = signedIn;
-  const { member } = await membershipOf(deps.stores, target.organizationId, user.id);
-  assertManager(member.role);
-  const invitation = await deps.stores.organizations.findInvitation(target.invitationId);
-  if (invitation === null || invitation.organizationId !== target.organizationId) throw notFound('No such invitation.');
-  // Only an owner may withdraw an invitation to become an owner, as only an owner may send one.
-  assertMayAssign(member.role, null, invitation.role);
-  await deps.stores.transaction(async (tx) => {
+  await withLockedActor(deps.stores, target.organizationId, signedIn.user.id, async (tx, actor) => {
+    assertManager(actor.role);
+    const invitation = await tx.organizations.findInvitation(target.invitationId);
+    if (invitation === null || invitation.organizationId !== target.organizationId) throw notFound('No such invitation.');
+    // Only an owner may withdraw an invitation to become an owner, as only an owner may send one.
+    assertMayAssign(actor.role, null, invitation.role);
     if (!(await tx.organizations.deleteInvitation(invitation.id, target.organizationId))) throw notFound('No such invitation.');
-    const facts = { organizationId: target.organizationId, invitationId: invitation.id, email: invitation.email, role: invitation.role };
-    await recordAudit(tx.audit, ctx, 'invitation_revoked', user.id, facts);
-    await emitEvent(tx, ctx.now, 'invitation.revoked', null, { ...facts, actor: user.id });
+    await recordRevoked(tx, ctx, invitation, actor.userId, 'revoked');
   });
 }
 
@@ -157,8 +172,11 @@ export async function acceptInvitation(
     throw forbidden('invitation_email_mismatch', 'This invitation was sent to another email address. Sign in with that address to accept it.');
   }
   if (!user.emailVerified) throw forbidden('email_not_verified', 'Verify your email address first, then accept the invitation.');
+  // A role taken out of ORG_ROLES_FILE since the invitation was sent is given to no one.
+  if (!deps.roles.has(invitation.role)) throw badRequest('invalid_token', INVALID_INVITATION);
   return deps.stores.transaction(async (tx) => {
-    if (!(await tx.organizations.lockOrganization(organization.id))) throw notFound(NO_SUCH_ORGANIZATION);
+    // Deleted meanwhile: the invitation went with it.
+    if (!(await tx.organizations.lockOrganization(organization.id))) throw badRequest('invalid_token', INVALID_INVITATION);
     if (!(await tx.organizations.deleteInvitation(invitation.id))) throw badRequest('invalid_token', INVALID_INVITATION);
     const added = await tx.organizations.addMember(organization.id, user.id, invitation.role, ctx.now);
     const member = await tx.organizations.findMember(organization.id, user.id);

@@ -103,10 +103,13 @@ export async function showOrganization(
 }
 
 /** Every member loses it (and the app grants whose tokens named it); 404 when it went meanwhile. */
+/** Where an operator's change comes from: the admin API's request, or the command line (no address). */
+export type OperatorContext = Pick<RequestContext, 'now' | 'userAgent'> & { ip: string | null };
+
 export async function deleteOrganizationAsOperator(
   { stores }: OrganizationOperatorDeps,
   organization: Organization,
-  by: { actor: 'admin' | 'cli'; ctx: RequestContext },
+  by: { actor: 'admin' | 'cli'; ctx: OperatorContext },
 ): Promise<{ deleted: true }> {
   if (!(await eraseOrganization(stores, organization.id, { actor: null, ctx: by.ctx, auditMetadata: { actor: by.actor } }))) {
     throw notFound(NO_SUCH_ORGANIZATION);

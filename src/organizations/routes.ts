@@ -40,7 +40,9 @@ const nameSchema = z
   .min(1, 'is required')
   .max(100, 'must be at most 100 characters')
   .refine((name) => !/\p{Cc}/u.test(name), 'must not contain control characters');
-const slugSchema = z.string().regex(/^[a-z0-9-]{1,64}$/, 'must be 1 to 64 lower-case letters, digits or "-"');
+const slugSchema = z
+  .string()
+  .regex(/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/, 'must be 1 to 64 lower-case letters, digits or "-", not starting or ending with "-"');
 const roleSchema = z.string().min(1, 'is required').max(64, 'must be at most 64 characters');
 
 const createBody = z.object({ name: nameSchema, slug: slugSchema.optional() });
@@ -50,7 +52,8 @@ const updateBody = z.object({ name: nameSchema.optional(), slug: slugSchema.opti
 const deleteBody = z.object({ currentPassword: loginPasswordSchema.optional() });
 const roleBody = z.object({ role: roleSchema });
 const invitationBody = z.object({ email: emailSchema, role: roleSchema });
-const acceptBody = z.object({ token: z.string().min(1, 'is required').max(200, 'is not an invitation token') });
+// Any text: a token of another form is just a wrong one (400 invalid_token); the body limit bounds it.
+const acceptBody = z.object({ token: z.string().min(1, 'is required') });
 
 export interface OrganizationRouteDeps {
   flow: InvitationDeps;
@@ -295,7 +298,7 @@ export const organizationRouteDocs: RouteDoc[] = [
         json: z.object({ invitation: invitationAnswer, token: z.string().optional(), url: z.string().optional() }),
       },
     ],
-    errors: ['not_found', 'forbidden', 'rate_limited'],
+    errors: ['not_found', 'forbidden', 'email_not_verified', 'rate_limited'],
   },
   {
     method: 'get',

@@ -28,15 +28,16 @@ export interface Invitation {
   organizationId: string;
   email: string;
   role: string;
-  /** The user who invited; null once that account is deleted, or when an operator did. */
+  /** The user id of who invited (kept as it was if that account is deleted later). */
   invitedBy: string | null;
   expiresAt: Date;
   createdAt: Date;
 }
 
-/** An organization where a person is an owner, as their account's deletion sees it. */
-export interface Ownership {
+/** One of a person's memberships, as their account's deletion sees it (read under the organization's lock). */
+export interface LockedMembership {
   organizationId: string;
+  role: string;
   /** The other owners and members besides this person. */
   otherOwners: number;
   otherMembers: number;
@@ -63,17 +64,24 @@ export interface OrganizationStore {
   /** Oldest member first. */
   listMembers(organizationId: string): Promise<Member[]>;
   countOwners(organizationId: string): Promise<number>;
+  countMembers(organizationId: string): Promise<number>;
   /** Adds the person; false when they are a member already (their role is kept). */
   addMember(organizationId: string, userId: string, role: string, now: Date): Promise<boolean>;
   setMemberRole(organizationId: string, userId: string, role: string): Promise<boolean>;
   removeMember(organizationId: string, userId: string): Promise<boolean>;
-  /** Each organization where the person is an owner, locked (in id order, so two deletions cannot deadlock). */
-  lockOwnerships(userId: string): Promise<Ownership[]>;
+  /**
+   * Locks every organization the person belongs to (in id order, so two deletions cannot
+   * deadlock), then reads their role and the others under the locks: a promotion or a leave racing
+   * the person's deletion is either before it or after it.
+   */
+  lockMemberships(userId: string): Promise<LockedMembership[]>;
   /** Replaces any invitation of the same organization and address. */
   replaceInvitation(invitation: Invitation, secretHash: string): Promise<void>;
   /** The unexpired invitations, newest first. */
   listInvitations(organizationId: string, now: Date): Promise<Invitation[]>;
   findInvitation(id: string): Promise<(Invitation & { secretHash: string }) | null>;
+  /** The pending (or expired, not yet swept) invitation of this address into this organization. */
+  findInvitationByEmail(organizationId: string, email: string): Promise<Invitation | null>;
   /** Deletes it; false when it was gone already (spent by another request, revoked). */
   deleteInvitation(id: string, organizationId?: string): Promise<boolean>;
   deleteExpiredInvitations(now: Date): Promise<number>;

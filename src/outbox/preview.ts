@@ -54,7 +54,14 @@ const SAMPLES: Readonly<Record<EmailKind, (config: PreviewConfig, language: Emai
   email_changed: (c, l) => renderEmailChangedEmail({ ...l, appName: c.mail.appName, newEmail: 'new@example.com', baseUrl: c.baseUrl }),
   account_secured: (c, l) => renderAccountSecuredEmail({ ...l, appName: c.mail.appName, baseUrl: c.baseUrl }),
   organization_invitation: (c, l) =>
-    renderOrganizationInvitationEmail({ ...l, appName: c.mail.appName, url: `${c.baseUrl}/accept-invitation?token=${SAMPLE_TOKEN}`, organization: 'Acme', role: 'admin', lifetimeDays: 7 }),
+    renderOrganizationInvitationEmail({
+      ...l,
+      appName: c.mail.appName,
+      url: `${c.baseUrl}/accept-invitation?token=${SAMPLE_TOKEN}`,
+      organization: 'Acme',
+      role: 'admin',
+      lifetimeDays: 7,
+    }),
 };
 
 const KINDS = Object.keys(EMAIL_KINDS) as EmailKind[];

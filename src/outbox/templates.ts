@@ -364,7 +364,13 @@ export function renderOrganizationInvitationEmail(
   const lang = languageOf(options);
   const lifetime = new Intl.NumberFormat(lang, { style: 'unit', unit: 'day', unitDisplay: 'long' }).format(options.lifetimeDays);
   const t = lookup(lang, { appName: options.appName, organization: options.organization, role: options.role, lifetime });
-  const vars: EmailVariables<'organization_invitation'> = { appName: options.appName, url: options.url, organization: options.organization, role: options.role, lifetime };
+  const vars: EmailVariables<'organization_invitation'> = {
+    appName: options.appName,
+    url: options.url,
+    organization: options.organization,
+    role: options.role,
+    lifetime,
+  };
   return render(
     lang,
     {

@@ -21,7 +21,11 @@ export const userTransfer = defineCapability({
     const apiKey = parts.config.adminApiKey;
     const accountRoutes = {
       prefix: '/api/auth',
-      routes: createAccountExportRoutes({ flow: { store, audit: parts.stores.audit, limits: parts.limits }, session: parts.session, cookie: parts.cookie }),
+      routes: createAccountExportRoutes({
+        flow: { store, organizations: parts.stores.organizations, audit: parts.stores.audit, limits: parts.limits },
+        session: parts.session,
+        cookie: parts.cookie,
+      }),
     };
     if (apiKey === null) return { routes: [accountRoutes] };
     const requireAdminKey = adminKeyCheck({ apiKey, limits: parts.limits });

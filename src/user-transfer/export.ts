@@ -10,6 +10,7 @@ import { exportPasswordHash } from '../credentials/imported-hashes.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import type { RequestContext } from '../request-context.js';
 import type { User } from '../users/user.js';
+import type { OrganizationStore } from '../organizations/store.js';
 import type { ExportedUserRow, TransferStore } from './store.js';
 
 /** Users read per query while exporting: memory stays flat however many there are. */
@@ -42,18 +43,20 @@ export async function* exportUsers(store: TransferStore, options: { includePassw
 
 export interface AccountExportDeps {
   store: TransferStore;
+  organizations: Pick<OrganizationStore, 'listMemberships'>;
   audit: AuditStore;
   limits: RateLimits;
 }
 
 /**
  * What Gatehouse holds about the signed-in person (their right of access and to portability):
- * the account, sessions, linked sign-ins, passkeys, two-factor state and their audit events.
+ * the account, sessions, linked sign-ins, passkeys, two-factor state, organizations and their audit events.
  * Counted against RATE_LIMIT_ACCOUNT_EXPORT per user, and audited (`account_exported`).
  */
 export async function exportAccount(deps: AccountExportDeps, user: User, ctx: RequestContext): Promise<Record<string, unknown>> {
   await deps.limits.consume('accountExport', { userId: user.id }, ctx.now);
   const data = await deps.store.ownData(user.id, ctx.now);
+  const memberships = await deps.organizations.listMemberships(user.id);
   await recordAudit(deps.audit, ctx, 'account_exported', user.id, {});
   const iso = (date: Date | null): string | null => date?.toISOString() ?? null;
   return {
@@ -79,6 +82,13 @@ export async function exportAccount(deps: AccountExportDeps, user: User, ctx: Re
     linkedSignIns: data.linkedSignIns.map((l) => ({ provider: l.provider, login: l.login, linkedAt: l.linkedAt.toISOString() })),
     passkeys: data.passkeys.map((p) => ({ name: p.name, createdAt: p.createdAt.toISOString(), lastUsedAt: iso(p.lastUsedAt) })),
     twoFactor: { enabled: data.twoFactor.enabled, enabledAt: iso(data.twoFactor.enabledAt), recoveryCodesLeft: data.twoFactor.recoveryCodesLeft },
+    organizations: memberships.map((m) => ({
+      id: m.organization.id,
+      name: m.organization.name,
+      slug: m.organization.slug,
+      role: m.role,
+      joinedAt: m.joinedAt.toISOString(),
+    })),
     auditEvents: data.auditEvents.map((e) => ({ type: e.type, at: e.at.toISOString(), ip: e.ip, userAgent: e.userAgent, metadata: e.metadata })),
   };
 }

@@ -163,7 +163,7 @@ export const accountExportRouteDocs: RouteDoc[] = [
     tag: 'Account',
     summary: 'Download everything Gatehouse holds about you, as one JSON document',
     description:
-      'The account, sessions, linked sign-ins, passkeys (names and dates), two-factor state and your audit events; never a password hash, token or secret. Limited by RATE_LIMIT_ACCOUNT_EXPORT; audited as `account_exported`.',
+      'The account, sessions, linked sign-ins, passkeys (names and dates), two-factor state, organizations (with the role) and your audit events; never a password hash, token or secret. Limited by RATE_LIMIT_ACCOUNT_EXPORT; audited as `account_exported`.',
     auth: 'session',
     answers: [
       {
@@ -178,6 +178,7 @@ export const accountExportRouteDocs: RouteDoc[] = [
           linkedSignIns: z.array(z.object({ provider: z.string(), login: z.string(), linkedAt: z.string() })),
           passkeys: z.array(z.object({ name: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable() })),
           twoFactor: z.object({ enabled: z.boolean(), enabledAt: z.string().nullable(), recoveryCodesLeft: z.number().int() }),
+          organizations: z.array(z.object({ id: z.string(), name: z.string(), slug: z.string(), role: z.string(), joinedAt: z.string() })),
           auditEvents: z.array(z.object({}).loose()),
         }),
       },
