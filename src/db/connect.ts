@@ -282,7 +282,7 @@ function once(close: () => Promise<void>): () => Promise<void> {
 }
 
 /** Kysely's migrator over our migrations, with its bookkeeping tables in the schema we use. */
-async function migratorFor(db: DatabaseHandle): Promise<Migrator> {
+async function migratorFor(db: Pick<DatabaseHandle, 'kysely' | 'dialect'>): Promise<Migrator> {
   // Kysely looks for its bookkeeping tables in every schema unless told which one: another
   // schema's kysely_migration (another app, another test run) would be taken for ours.
   const migrationTableSchema =
@@ -302,10 +302,37 @@ export async function pendingMigrations(db: DatabaseHandle): Promise<string[]> {
   return known.filter((migration) => migration.executedAt === undefined).map((migration) => migration.name);
 }
 
+/**
+ * How long one statement of a migration may run on PostgreSQL. DATABASE_QUERY_TIMEOUT bounds the
+ * requests' statements (5 s by default); a migration may build an index over every row (020 on a
+ * million users: 7 s on a busy machine), so it gets a bound of its own, still finite: a database
+ * that stops answering fails the start rather than hanging it.
+ */
+export const MIGRATION_STATEMENT_TIMEOUT_MS = 10 * 60_000;
+
 /** Applies every pending migration; throws with the failing migration's error. */
 export async function migrateToLatest(db: DatabaseHandle): Promise<MigrationResultSet> {
-  const migrator = await migratorFor(db);
-  const result = await migrator.migrateToLatest();
-  if (result.error !== undefined) throw result.error instanceof Error ? result.error : new Error(String(result.error));
-  return result;
+  const own = db.postgresPool === null ? null : migrationConnection(db.postgresPool);
+  try {
+    const migrator = await migratorFor(own ?? db);
+    const result = await migrator.migrateToLatest();
+    if (result.error !== undefined) throw result.error instanceof Error ? result.error : new Error(String(result.error));
+    return result;
+  } finally {
+    await own?.kysely.destroy();
+  }
+}
+
+/** One connection like the pool's (server, schema, types), under the migrations' time bound. */
+function migrationConnection(pool: pg.Pool): Pick<DatabaseHandle, 'kysely' | 'dialect'> {
+  const { Pool } = requireOptional('pg') as typeof import('pg');
+  const options = (pool as unknown as { options: pg.PoolConfig }).options;
+  const own = new Pool({
+    ...options,
+    max: 1,
+    statement_timeout: MIGRATION_STATEMENT_TIMEOUT_MS,
+    query_timeout: MIGRATION_STATEMENT_TIMEOUT_MS + CLIENT_TIMEOUT_GRACE_MS,
+  });
+  own.on('error', () => {});
+  return { kysely: new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: own }) }), dialect: 'postgres' };
 }
