@@ -23,7 +23,7 @@ import type { AppEnv } from './http/env.js';
 import { MAX_BODY_BYTES, payloadTooLarge } from './http/json-body.js';
 import { createOpenApiRoutes, openApiRouteDocs } from './http/openapi.js';
 import type { RouteDoc, RouteDocGroup } from './http/route-docs.js';
-import { securityHeaders } from './http/security-headers.js';
+import { apiSecurityHeaders } from './http/security-headers.js';
 import type { RateLimits } from './limits/rate-limits.js';
 import type { Logger } from './logger.js';
 import { createMetricsRoutes, measureRequests, metricsRouteDocs } from './metrics/http.js';
@@ -142,9 +142,7 @@ function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'cl
   // Every answer carries these (health checks, redirects, 404s and errors too); a page replaces
   // the Content-Security-Policy with its own. Recorded before the handler runs, as a plain record
   // (http/answer.ts says why).
-  const securityHeaderRecord = Object.fromEntries(
-    securityHeaders({ contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'", httpsBaseUrl: config.httpsBaseUrl }),
-  );
+  const securityHeaderRecord = apiSecurityHeaders(config);
   // Other sites may neither change state nor read answers, except the trusted front ends
   // (http/cross-site.ts); checked in the first middlewares, before any route does work.
   const origins = createOriginRules({ ownOrigin: new URL(config.baseUrl).origin, trustedOrigins: config.trustedOrigins });

@@ -5,7 +5,7 @@
  */
 import type { BackgroundTasks } from './background.js';
 import type { BannerLine } from './banner.js';
-import type { BuiltCapability, NodeRoute, SweepReport } from './capability.js';
+import type { BuiltCapability, FastRoute, NodeRoute, SweepReport } from './capability.js';
 
 /** The members of the Gatehouse that run the capabilities' work off the request path. */
 export interface CapabilityWork {
@@ -27,6 +27,11 @@ export interface CapabilityWork {
    * null for everything `fetch` answers. `gatehouse serve` asks it for every request.
    */
   nodeRoute: NodeRoute;
+  /**
+   * For hosts on Node: a handler that may answer a request before anything else (the session
+   * check's fast path), or null. `gatehouse serve` asks it first for every request.
+   */
+  fastRoute: FastRoute;
 }
 
 /** The Gatehouse's members over `built`: work still running off a response path finishes first. */
@@ -39,6 +44,7 @@ export function capabilityWork(built: BuiltCapabilities, background: Pick<Backgr
     startWorkers: built.startWorkers,
     startLines: built.startLines,
     nodeRoute: built.nodeRoute,
+    fastRoute: built.fastRoute,
   };
 }
 
@@ -55,11 +61,14 @@ export interface BuiltCapabilities {
   sweep(now: Date): Promise<SweepReport>;
   /** The first capability's handler for a raw request target, or null. */
   nodeRoute: NodeRoute;
+  /** The first capability's fast handler for a request, or null. */
+  fastRoute: FastRoute;
 }
 
 export function builtCapabilities(built: readonly BuiltCapability[]): BuiltCapabilities {
   const workers = built.flatMap((capability) => (capability.worker === undefined ? [] : [capability.worker]));
   const nodeRoutes = built.flatMap((capability) => (capability.nodeRoute === undefined ? [] : [capability.nodeRoute]));
+  const fastRoutes = built.flatMap((capability) => (capability.fastRoute === undefined ? [] : [capability.fastRoute]));
   return {
     startWorkers: () => {
       for (const worker of workers) worker.start();
@@ -72,6 +81,13 @@ export function builtCapabilities(built: readonly BuiltCapability[]): BuiltCapab
     nodeRoute: (url) => {
       for (const route of nodeRoutes) {
         const handler = route(url);
+        if (handler !== null) return handler;
+      }
+      return null;
+    },
+    fastRoute: (incoming) => {
+      for (const route of fastRoutes) {
+        const handler = route(incoming);
         if (handler !== null) return handler;
       }
       return null;

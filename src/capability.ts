@@ -42,11 +42,24 @@ export interface BuiltCapability {
    * OpenID Connect engine under /oauth2/): the handler for a raw request target, or null.
    */
   nodeRoute?: NodeRoute;
+  /**
+   * Requests this capability may answer on Node's objects before anything else looks at them (the
+   * session check: session/fast-path.ts), given the request; null to leave it to the others.
+   */
+  fastRoute?: FastRoute;
 }
 
 /** Picks the handler of a raw request target (`incoming.url`); it must be cheap, every request asks. */
 export type NodeRoute = (url: string) => NodeHandler | null;
 export type NodeHandler = (incoming: IncomingMessage, outgoing: ServerResponse) => Promise<void>;
+
+/** Picks the fast handler of a request (it must be cheap: every request asks), or null. */
+export type FastRoute = (incoming: IncomingMessage) => FastHandler | null;
+/**
+ * Answers the request and resolves true, or resolves false having written nothing, and the app
+ * answers it as usual. `closing` says whether the server is shutting down (answer with Connection: close).
+ */
+export type FastHandler = (incoming: IncomingMessage, outgoing: ServerResponse, closing: () => boolean) => Promise<boolean>;
 
 export interface CapabilityWorker {
   /** Polls for due work until stopped. */

@@ -14,7 +14,7 @@ import type { ErrorCode } from './errors.js';
 import type { NodeHandler } from './capability.js';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from './gatehouse.js';
 import type { Logger } from './logger.js';
-import { securityHeaders } from './http/security-headers.js';
+import { apiSecurityHeaders } from './http/security-headers.js';
 import { readNodeBody } from './node-body.js';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -70,16 +70,14 @@ export async function startServer(
 ): Promise<RunningServer> {
   const { logger } = options;
   const limits: ConnectionLimits = { ...CONNECTION_LIMITS, ...options.connectionLimits };
-  const shutdownHeaders = Object.fromEntries(
-    securityHeaders({ contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'", httpsBaseUrl: config.httpsBaseUrl }),
-  );
+  const shutdownHeaders = apiSecurityHeaders(config);
   const gate = createRequestGate(shutdownHeaders, logger);
   const listener = getRequestListener(gate.handle, {
     // An HTTP/1.0 request may come without Host: its URL is then built on the listening address.
     hostname: config.host,
     errorHandler: (error) => answerAdapterError(error, shutdownHeaders, logger),
   });
-  const server = createNodeServer(limits, listener, shutdownHeaders, logger);
+  const server = createNodeServer(limits, { listener, fast: gate.answerFast }, shutdownHeaders, logger);
 
   const port = await listen(server, config);
   const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
@@ -128,6 +126,11 @@ interface RequestGate {
   open(gatehouse: Gatehouse | null): void;
   /** The shutdown began: new requests get the 503, and answers in flight close their connection. */
   drain(): void;
+  /**
+   * Gives the request to a capability's fast handler (the session check) when one takes it, and
+   * returns true; `goOn` is called if that handler hands it back. False: the adapter takes it.
+   */
+  answerFast(incoming: IncomingMessage, outgoing: ServerResponse, goOn: () => void): boolean;
 }
 
 function createRequestGate(shutdownHeaders: Readonly<Record<string, string>>, logger: Logger): RequestGate {
@@ -167,6 +170,20 @@ function createRequestGate(shutdownHeaders: Readonly<Record<string, string>>, lo
     drain() {
       draining = true;
     },
+    answerFast(incoming, outgoing, goOn) {
+      if (ready === null || draining) return false;
+      const handler = ready.fastRoute(incoming);
+      if (handler === null) return false;
+      handler(incoming, outgoing, () => draining).then(
+        (answered) => answered || goOn(),
+        (error: unknown) => {
+          logger.error({ err: error }, 'the fast path failed');
+          if (!outgoing.headersSent) goOn();
+          else outgoing.destroy();
+        },
+      );
+      return true;
+    },
   };
 }
 
@@ -197,7 +214,7 @@ async function answerOnNode(handler: NodeHandler, env: HttpBindings, draining: b
 /** Node's HTTP server under `limits`; an HTTP/1.1 request without Host is refused before the adapter. */
 function createNodeServer(
   limits: ConnectionLimits,
-  listener: ReturnType<typeof getRequestListener>,
+  { listener, fast }: { listener: ReturnType<typeof getRequestListener>; fast: RequestGate['answerFast'] },
   shutdownHeaders: Readonly<Record<string, string>>,
   logger: Logger,
 ): Server {
@@ -217,7 +234,8 @@ function createNodeServer(
         writeMalformedRequest(outgoing, shutdownHeaders, 'An HTTP/1.1 request needs a Host header.');
         return;
       }
-      void listener(incoming, outgoing);
+      const toAdapter = (): void => void listener(incoming, outgoing);
+      if (!fast(incoming, outgoing, toAdapter)) toAdapter();
     },
   );
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => answerUnreadableRequest(error, socket, shutdownHeaders));

@@ -20,3 +20,10 @@ export function securityHeaders(options: { contentSecurityPolicy: string; httpsB
     ...(options.httpsBaseUrl ? { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains' } : {}),
   });
 }
+
+/** What every API answer carries (the app's edge, the server's own refusals, the session check's fast path), as a plain record. */
+export function apiSecurityHeaders(options: { httpsBaseUrl: boolean }): Readonly<Record<string, string>> {
+  return Object.freeze(
+    Object.fromEntries(securityHeaders({ contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'", httpsBaseUrl: options.httpsBaseUrl })),
+  );
+}

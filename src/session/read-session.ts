@@ -10,8 +10,11 @@ export async function readValidSession(c: Context<AppEnv>, deps: { session: Sess
   return token ? validateSessionToken(deps.session, token, c.get('requestContext').now) : null;
 }
 
+/** The 401's message: the fast path (fast-path.ts) says the same. */
+export const NOT_SIGNED_IN = 'You are not signed in.';
+
 export async function requireSession(c: Context<AppEnv>, deps: { session: SessionDeps; cookie: SessionCookieSettings }): Promise<ValidSession> {
   const valid = await readValidSession(c, deps);
-  if (valid === null) throw unauthorized('not_authenticated', 'You are not signed in.');
+  if (valid === null) throw unauthorized('not_authenticated', NOT_SIGNED_IN);
   return valid;
 }

@@ -10,10 +10,10 @@ import { recordAudit } from '../audit/record.js';
 import type { AppEnv } from '../http/env.js';
 import { jsonAnswer } from '../http/answer.js';
 import { acceptNoBody } from '../http/json-body.js';
-import { toPublicUser } from '../users/user.js';
+import { toPublicUser, type PublicUser } from '../users/user.js';
 import { setAnswerHeader } from '../http/answer.js';
 import { clearSessionCookie, type SessionCookieSettings } from './cookie.js';
-import { revokeSession, type SessionDeps } from './flow.js';
+import { revokeSession, type SessionDeps, type ValidSession } from './flow.js';
 import { readValidSession, requireSession } from './read-session.js';
 import { z } from 'zod';
 import { okAnswer, type RouteDoc } from '../http/route-docs.js';
@@ -26,23 +26,13 @@ export interface SessionRouteDeps {
 
 export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
   return new Hono<AppEnv>()
-    .get('/session', async (c) => {
-      const valid = await requireSession(c, deps);
-      return jsonAnswer(c, {
-        user: toPublicUser(valid.user),
-        session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString(), methods: valid.session.methods },
-      });
-    })
+    .get('/session', async (c) => jsonAnswer(c, sessionAnswer(await requireSession(c, deps))))
     .get('/forward', async (c) => {
       // The request body is never read (a proxy's subrequest has none); nothing here may be cached
       // on the way: the answer is one person's.
       setAnswerHeader(c, 'Cache-Control', 'no-store');
       const valid = await requireSession(c, deps);
-      setAnswerHeader(c, 'X-Auth-User-Id', valid.user.id);
-      // An account without an email (provider sign-in only) sends an empty header: the proxy copies
-      // it as is, so the backend never sees a value the client sent itself.
-      setAnswerHeader(c, 'X-Auth-Email', valid.user.email ?? '');
-      setAnswerHeader(c, 'X-Auth-Methods', valid.session.methods.join(','));
+      for (const [name, value] of Object.entries(forwardHeaders(valid))) setAnswerHeader(c, name, value);
       return c.body(null, 200);
     })
     .post('/logout', async (c) => {
@@ -55,6 +45,25 @@ export function createSessionRoutes(deps: SessionRouteDeps): Hono<AppEnv> {
       clearSessionCookie(c, deps.cookie);
       return jsonAnswer(c, { ok: true });
     });
+}
+
+/** GET /session's answer (the fast path's too: fast-path.ts). */
+export function sessionAnswer(valid: ValidSession): { user: PublicUser; session: { id: string; expires: string; methods: readonly string[] } } {
+  return {
+    user: toPublicUser(valid.user),
+    session: { id: valid.session.id, expires: valid.session.expiresAt.toISOString(), methods: valid.session.methods },
+  };
+}
+
+/** GET /forward's headers for a valid session (the fast path's too). */
+export function forwardHeaders(valid: ValidSession): Record<string, string> {
+  return {
+    'X-Auth-User-Id': valid.user.id,
+    // An account without an email (provider sign-in only) sends an empty header: the proxy copies
+    // it as is, so the backend never sees a value the client sent itself.
+    'X-Auth-Email': valid.user.email ?? '',
+    'X-Auth-Methods': valid.session.methods.join(','),
+  };
 }
 
 /** A signed-in person, as GET /session answers it (users/user.ts toPublicUser). */
