@@ -3,12 +3,11 @@
 // alternating rounds on SQLite. Helps choose the start flags (package.json `start`).
 //
 //   npm run build && node bench/gc-flags.mjs [--sizes 2,8,16] [--rounds 2] [--seconds 5]
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CLI, procStatusMB, runJson, sleep } from './lib.mjs';
+import { procStatusMB, runJson, startServer } from './lib.mjs';
 
 const { values } = parseArgs({
   options: { sizes: { type: 'string', default: '2,8,16' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '5' } },
@@ -19,33 +18,13 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-gc-'));
 
 async function serve(semiSpaceMB) {
   const env = {
-    PATH: process.env.PATH,
-    PORT: '0',
-    LOG_LEVEL: 'info',
-    ENV_FILE: '/dev/null',
     JWT_SECRET: 'bench-secret-0123456789-0123456789-0123456789',
     BCRYPT_ROUNDS: '4',
     MAIL_DELIVERY: 'worker',
     RATE_LIMIT_LOGIN: '1/1h',
     DATABASE_URL: `sqlite:${path.join(dir, `gc-${semiSpaceMB}-${Date.now()}.db`)}`,
   };
-  const child = spawn(process.execPath, [`--max-semi-space-size=${semiSpaceMB}`, '--heap-growing-percent=50', CLI, 'serve'], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += chunk));
-  child.stderr.on('data', (chunk) => (output += chunk));
-  const url = await new Promise((resolve, reject) => {
-    const check = () => {
-      const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
-      if (match) resolve(match[1]);
-    };
-    child.stdout.on('data', check);
-    child.once('exit', () => reject(new Error(output)));
-  });
-  while ((await fetch(`${url}/healthz`).catch(() => null))?.status !== 200) await sleep(10);
-  return { child, url };
+  return startServer(env, { nodeFlags: [`--max-semi-space-size=${semiSpaceMB}`, '--heap-growing-percent=50'] });
 }
 
 const results = new Map(SIZES.map((size) => [size, { session: [], refused: [], rss: [] }]));

@@ -12,7 +12,7 @@ export const CLI = path.join(root, 'dist', 'cli.js');
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The Node flags of `npm start`, read from package.json so that what is measured cannot drift from it. */
-const START_FLAGS = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
+export const START_FLAGS = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
   .scripts.start.split(/\s+/)
   .filter((word) => word.startsWith('--'));
 
@@ -20,11 +20,12 @@ const START_FLAGS = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 
  * Starts `dist/cli.js serve` (or another build's, `cli`) on PORT=0 and resolves once /healthz answers 200. The URL comes from
  * the "listening on" log line, since the port is chosen by the OS. `onOutput`, when given, sees
  * every later chunk of the server's stdout and stderr (otherwise the output is discarded, but
- * still read, so a full pipe never blocks the server).
+ * still read, so a full pipe never blocks the server). `nodeFlags` replaces `npm start`'s Node flags
+ * (a profile, another heap size).
  */
-export async function startServer(env, { onOutput, cli = CLI } = {}) {
+export async function startServer(env, { onOutput, cli = CLI, nodeFlags = START_FLAGS } = {}) {
   const started = performance.now();
-  const child = spawn(process.execPath, [...START_FLAGS, cli, 'serve'], {
+  const child = spawn(process.execPath, [...nodeFlags, cli, 'serve'], {
     // ENV_FILE=/dev/null: a developer's own ./.env never changes what is measured.
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'info', ENV_FILE: '/dev/null', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -7,12 +7,11 @@
 //   npm run build && node bench/profile.mjs [--scenario session|401|429] [--seconds 15] [--top 25] [--build <another checkout, built>]
 //
 // The profile covers the whole process, start included: the longer the load, the less the start weighs.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CLI, root, runJson, sleep } from './lib.mjs';
+import { CLI, START_FLAGS, runJson, startServer } from './lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -23,16 +22,9 @@ const { values } = parseArgs({
   },
 });
 const SECONDS = Number(values.seconds);
-const START_FLAGS = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'))
-  .scripts.start.split(/\s+/)
-  .filter((word) => word.startsWith('--'));
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-profile-'));
 const env = {
-  PATH: process.env.PATH,
-  PORT: '0',
-  LOG_LEVEL: 'info',
-  ENV_FILE: '/dev/null',
   JWT_SECRET: 'bench-secret-0123456789-0123456789-0123456789',
   BCRYPT_ROUNDS: '4',
   MAIL_DELIVERY: 'worker',
@@ -41,20 +33,7 @@ const env = {
   ...(values.scenario === '429' ? { RATE_LIMIT_LOGIN: '1/1h' } : {}),
 };
 const cli = values.build === undefined ? CLI : path.join(values.build, 'dist', 'cli.js');
-const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...START_FLAGS, cli, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-let output = '';
-child.stdout.on('data', (chunk) => (output += chunk));
-child.stderr.on('data', (chunk) => (output += chunk));
-const url = await new Promise((resolve, reject) => {
-  const check = () => {
-    const match = /listening on (http:\/\/[^\s"]+)/.exec(output);
-    if (match) resolve(match[1]);
-  };
-  child.stdout.on('data', check);
-  child.stderr.on('data', check);
-  child.once('exit', () => reject(new Error(`server exited:\n${output}`)));
-});
-while ((await fetch(`${url}/healthz`).catch(() => null))?.status !== 200) await sleep(10);
+const { child, url } = await startServer(env, { cli, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...START_FLAGS] });
 
 const email = `profile-${Date.now()}@bench.example`;
 const registered = await fetch(`${url}/api/auth/register`, {
