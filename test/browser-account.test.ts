@@ -100,6 +100,9 @@ describe.skipIf(!hasBrowser)('the account page in Chromium', { timeout: 60_000 }
     const email = await newAccount('lost');
     const page = await signedInAt(email);
     await page.waitForSelector('#session-list li.item--current');
+    // Every list of the page loaded first: a list still loading when the session ends (the
+    // organizations) would send the page to sign in before the form is used.
+    await page.waitForLoadState('networkidle');
     // Signed out from elsewhere: every session of the account ends (a password reset would too).
     const cookies = await page.context().cookies();
     const session = cookies.find((cookie) => cookie.name === 'gatehouse_session')!;
