@@ -7,15 +7,15 @@
  * beforehand, and refuses a broken one; SQLite's search table follows every change to users.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Migrator, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import type { AdminStore, UserCursor } from '../src/admin/store.js';
 import { createAdminStore } from '../src/db/admin-store.js';
 import { migrateToLatest, openDatabase, type DatabaseHandle } from '../src/db/connect.js';
-import { migrations } from '../src/db/migrations/index.js';
 import type { Database } from '../src/db/schema.js';
 import { createTestGatehouse, describeEachDialect, openTestDatabase } from './support/harness.js';
+import { migrateToBefore } from './support/migrations.js';
 import { postgresUrl } from './support/services.js';
 
 const KEY = 'admin-key-for-tests-0123456789-abcdefghij';
@@ -111,24 +111,6 @@ async function everyPage(db: Kysely<Database>, store: AdminStore, query: string 
   }
 }
 
-async function currentSchema(database: DatabaseHandle): Promise<string | undefined> {
-  if (database.dialect !== 'postgres') return undefined;
-  return (await sql<{ schema: string }>`select current_schema() as schema`.execute(database.kysely)).rows[0]?.schema;
-}
-
-/** Applies the migrations before this one only. */
-async function migrateToBefore(database: DatabaseHandle): Promise<void> {
-  const names = Object.keys(migrations).sort();
-  const schema = await currentSchema(database);
-  const migrator = new Migrator({
-    db: database.kysely,
-    provider: { getMigrations: async () => migrations },
-    ...(schema ? { migrationTableSchema: schema } : {}),
-  });
-  const { error } = await migrator.migrateTo(names[names.indexOf(THIS_MIGRATION) - 1]!);
-  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error));
-}
-
 describeEachDialect('admin user search', (dialect) => {
   let database: DatabaseHandle;
   let drop: () => Promise<void>;
@@ -203,7 +185,7 @@ describeEachDialect('admin user search', (dialect) => {
   });
 
   test('migration 020 on a database that already has users: built over them, and the search finds them', async () => {
-    await migrateToBefore(database);
+    await migrateToBefore(database, THIS_MIGRATION);
     const seeded = people();
     await insertPeople(database.kysely, seeded);
     const { results = [] } = await migrateToLatest(database);
@@ -221,7 +203,7 @@ describeEachDialect('admin user search', (dialect) => {
 
   if (dialect === 'postgres') {
     test('PostgreSQL: an index built beforehand with CREATE INDEX CONCURRENTLY is kept; an invalid one stops the migration, named', async () => {
-      await migrateToBefore(database);
+      await migrateToBefore(database, THIS_MIGRATION);
       const db = database.kysely;
       // As an operator would, before upgrading (docs/upgrading.md). A race with another run creating it is harmless.
       await sql`create extension if not exists pg_trgm with schema public`.execute(db).catch(() => undefined);
@@ -235,7 +217,7 @@ describeEachDialect('admin user search', (dialect) => {
 
       const other = await openTestDatabase(dialect);
       try {
-        await migrateToBefore(other.database);
+        await migrateToBefore(other.database, THIS_MIGRATION);
         await insertPeople(other.database.kysely, [
           { id: randomUUID(), email: 'one@example.com', createdAt: T0 },
           { id: randomUUID(), email: 'two@example.com', createdAt: T0 },

@@ -433,4 +433,39 @@ describeEachDialect('admin API (DESIGN §9.6)', (dialect) => {
       expect(await errorOf(await admin('GET', `/audit?${bad}`))).toEqual([400, 'validation_error']);
     }
   });
+
+  test('audit: newest first by time, then id, when rows were written out of time order (a refusal summary); every page by cursor, with a filter too', async () => {
+    const t0 = t.clock.now().getTime() + 3_600_000;
+    const record = (type: 'logout' | 'login_success', seconds: number) =>
+      t.gatehouse.stores.audit.recordEvent({ type, userId: null, ip: null, userAgent: null, metadata: { seconds }, at: new Date(t0 + seconds * 1000) });
+    // Written in this order, so their ids rise in it; their times do not.
+    for (const [type, seconds] of [
+      ['logout', 3],
+      ['login_success', 1],
+      ['logout', 2],
+      ['logout', 2],
+      ['login_success', 4],
+    ] as const)
+      await record(type, seconds);
+    const walk = async (query: string) => {
+      const seen: { id: number; seconds: number }[] = [];
+      let cursor: string | null = null;
+      do {
+        const page = await json(
+          await admin('GET', `/audit?since=${encodeURIComponent(new Date(t0).toISOString())}&limit=1${query}${cursor ? `&cursor=${cursor}` : ''}`),
+        );
+        seen.push(...page.events.map((event: { id: number; metadata: { seconds: number } }) => ({ id: event.id, seconds: event.metadata.seconds })));
+        cursor = page.nextCursor;
+      } while (cursor !== null);
+      return seen;
+    };
+    const all = await walk('');
+    expect(all.map((event) => event.seconds)).toEqual([4, 3, 2, 2, 1]);
+    // Two rows at one instant: the newer id first, across a page's edge.
+    expect(all[2]!.id).toBeGreaterThan(all[3]!.id);
+    expect((await walk('&type=logout')).map((event) => event.seconds)).toEqual([3, 2, 2]);
+    // A cursor of the earlier order (the last id alone) is not one of this list.
+    const stale = Buffer.from(JSON.stringify([all[0]!.id])).toString('base64url');
+    expect(await errorOf(await admin('GET', `/audit?cursor=${stale}`))).toEqual([400, 'validation_error']);
+  });
 });

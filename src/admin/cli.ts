@@ -286,13 +286,13 @@ export async function auditCommand(parts: CliParts, args: string[]): Promise<voi
     parseAuditQuery({ userId, type: values.type as string | undefined, since: values.since as string | undefined, until: values.until as string | undefined }),
   );
   const events: AdminAuditEvent[] = [];
-  let beforeId = input.beforeId;
+  let before = input.before;
   for (;;) {
-    const page = await listAuditEvents(parts.deps, { ...input, beforeId, limit: Math.min(MAX_PAGE_SIZE, limit - events.length) });
+    const page = await listAuditEvents(parts.deps, { ...input, before, limit: Math.min(MAX_PAGE_SIZE, limit - events.length) });
     events.push(...page.events);
     const last = page.events.at(-1);
     if (page.nextCursor === null || last === undefined || events.length >= limit) break;
-    beforeId = last.id;
+    before = { at: Date.parse(last.at), id: last.id };
   }
   if (format === 'table' && events.length === 0) parts.out('No audit events match.');
   else

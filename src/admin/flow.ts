@@ -235,5 +235,8 @@ export async function listAuditEvents(
   const rows = await deps.admin.searchAuditEvents(input);
   const page = rows.slice(0, input.limit);
   const last = page.at(-1);
-  return { events: page.map(toAdminAuditEvent), nextCursor: rows.length > input.limit && last !== undefined ? encodeCursor([last.id]) : null };
+  return {
+    events: page.map(toAdminAuditEvent),
+    nextCursor: rows.length > input.limit && last !== undefined ? encodeCursor([last.at.getTime(), last.id]) : null,
+  };
 }

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { validationError } from '../errors.js';
 import { toValidationIssues } from '../http/json-body.js';
 import { hasControlCharacter } from '../plain-text.js';
-import type { UserCursor } from './store.js';
+import type { AuditCursor, UserCursor } from './store.js';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
@@ -81,7 +81,7 @@ export interface AuditListInput {
   since: number | null;
   until: number | null;
   limit: number;
-  beforeId: number | null;
+  before: AuditCursor | null;
 }
 
 type RawQuery = Record<string, string | undefined>;
@@ -123,11 +123,12 @@ export function parseUserListQuery(raw: RawQuery): UserListInput {
 
 export function parseAuditQuery(raw: RawQuery): AuditListInput {
   const query = parse(auditQuery, raw);
-  let beforeId: number | null = null;
+  let before: AuditCursor | null = null;
   if (query.cursor !== undefined) {
+    // [time, id] of the page's last event (a cursor of an earlier version, [id], is refused).
     const value = decodeCursor(query.cursor);
-    if (!Array.isArray(value) || value.length !== 1 || !Number.isSafeInteger(value[0]) || (value[0] as number) < 1) badCursor();
-    beforeId = value[0] as number;
+    if (!Array.isArray(value) || value.length !== 2 || !value.every((part) => Number.isSafeInteger(part)) || (value[1] as number) < 1) badCursor();
+    before = { at: value[0] as number, id: value[1] as number };
   }
   return {
     userId: query.userId ?? null,
@@ -135,7 +136,7 @@ export function parseAuditQuery(raw: RawQuery): AuditListInput {
     since: query.since ?? null,
     until: query.until ?? null,
     limit: query.limit ?? DEFAULT_PAGE_SIZE,
-    beforeId,
+    before,
   };
 }
 

@@ -15,6 +15,12 @@ export interface UserSearch {
   after: UserCursor | null;
 }
 
+/** Where a page of the audit list ends: its last event's time (epoch milliseconds) and id. */
+export interface AuditCursor {
+  at: number;
+  id: number;
+}
+
 export interface AuditSearch {
   userId: string | null;
   type: string | null;
@@ -22,8 +28,8 @@ export interface AuditSearch {
   since: number | null;
   until: number | null;
   limit: number;
-  /** Newest first: the page starts below this row id. */
-  beforeId: number | null;
+  /** Newest first (by time, then id): the page starts below this event. */
+  before: AuditCursor | null;
 }
 
 export interface StoredAuditEvent extends AuditEvent {

@@ -194,14 +194,18 @@ async function scanAfter(db: Kysely<Database>, dialect: Searcher['dialect'], mat
 /** The operators' read of the audit log. */
 function auditMethods(db: Kysely<Database>): Pick<AdminStore, 'searchAuditEvents'> {
   return {
-    async searchAuditEvents({ userId, type, since, until, limit, beforeId }) {
+    async searchAuditEvents({ userId, type, since, until, limit, before }) {
+      // Newest first by (created_at, id): a walk of the index of the filter — (user_id, created_at,
+      // id), (event_type, created_at, id) or (created_at, id), migration 021 — from the cursor or
+      // the range's end, which stops after a page, however many rows the table or the range holds.
       let select = db.selectFrom('audit_events').selectAll();
       if (userId !== null) select = select.where('user_id', '=', userId);
       if (type !== null) select = select.where('event_type', '=', type);
       if (since !== null) select = select.where('created_at', '>=', since);
       if (until !== null) select = select.where('created_at', '<=', until);
-      if (beforeId !== null) select = select.where('id', '<', beforeId);
+      if (before !== null) select = select.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.at, before.id)));
       const rows = await select
+        .orderBy('created_at', 'desc')
         .orderBy('id', 'desc')
         .limit(limit + 1)
         .execute();

@@ -17,7 +17,7 @@ export function verificationDeps(parts: Pick<SharedParts, 'stores' | 'random' | 
     limits: parts.limits,
     // The page shows when and from where the account was created: its `user_created` audit row.
     registrationOf: async (userId) => {
-      const [created] = await parts.adminStore.searchAuditEvents({ userId, type: 'user_created', since: null, until: null, limit: 1, beforeId: null });
+      const [created] = await parts.adminStore.searchAuditEvents({ userId, type: 'user_created', since: null, until: null, limit: 1, before: null });
       return created === undefined ? null : { ip: created.ip, userAgent: created.userAgent };
     },
   };

@@ -19,6 +19,7 @@
  *   and its id, never by a rowid: VACUUM may renumber the rowids of `users`.
  */
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { refuseInvalidIndexes } from './postgres-indexes.js';
 
 const TRIGRAM_INDEX = 'users_email_trgm_idx';
 const ORDER_INDEX = 'users_created_at_id_idx';
@@ -44,7 +45,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
 
 async function upPostgres(db: Kysely<unknown>): Promise<void> {
   const trgmSchema = await installedTrigramSchema(db);
-  await refuseInvalidIndexes(db);
+  await refuseInvalidIndexes(db, '020-user-search-index', [TRIGRAM_INDEX, ORDER_INDEX]);
   await sql`create index if not exists ${sql.id(ORDER_INDEX)} on users (created_at, id)`.execute(db);
   await sql`create index if not exists ${sql.id(TRIGRAM_INDEX)} on users using gin (email ${sql.id(trgmSchema, 'gin_trgm_ops')})`.execute(db);
 }
@@ -74,24 +75,6 @@ async function installedTrigramSchema(db: Kysely<unknown>): Promise<string> {
     );
   }
   return (await installed()) ?? 'public';
-}
-
-/**
- * An index under one of our names that is not valid is a CREATE INDEX CONCURRENTLY that failed
- * or is still running: `if not exists` would keep it, and the planner never uses an invalid index.
- */
-async function refuseInvalidIndexes(db: Kysely<unknown>): Promise<void> {
-  const { rows } = await sql<{ name: string }>`
-    select c.relname as name from pg_catalog.pg_index i
-    join pg_catalog.pg_class c on c.oid = i.indexrelid join pg_catalog.pg_namespace n on n.oid = c.relnamespace
-    where n.nspname = current_schema() and c.relname in (${TRIGRAM_INDEX}, ${ORDER_INDEX}) and not i.indisvalid`.execute(db);
-  if (rows.length > 0) {
-    const names = rows.map((row) => row.name).join(', ');
-    throw new Error(
-      `migration 020-user-search-index: the index ${names} exists but is not valid (a CREATE INDEX CONCURRENTLY that failed or is still running). ` +
-        `Let a running build finish, or drop it (DROP INDEX CONCURRENTLY ${names}), then run gatehouse migrate again.`,
-    );
-  }
 }
 
 async function upSqlite(db: Kysely<unknown>): Promise<void> {

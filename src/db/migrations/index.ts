@@ -23,6 +23,7 @@ import * as m017 from './017-user-language.js';
 import * as m018 from './018-oidc-provider.js';
 import * as m019 from './019-organizations.js';
 import * as m020 from './020-user-search-index.js';
+import * as m021 from './021-audit-search-order.js';
 
 export const migrations: Record<string, Migration> = {
   '001-users-sessions-audit': m001,
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '018-oidc-provider': m018,
   '019-organizations': m019,
   '020-user-search-index': m020,
+  '021-audit-search-order': m021,
 };
