@@ -3,16 +3,18 @@
 // expired), 20×N audit rows over a year and N/10 provider links, on SQLite and on PostgreSQL, and
 // measures what a big database could slow down, each beside the same measure on the empty
 // database in the same run (a shared machine drifts from one run to the next): the session check,
-// the admin searches, the sweep of expired sessions under session checks, and the export's memory.
+// the admin searches, the sweep of expired sessions under session checks, the export's memory, and
+// the rates of sign-in and sign-up with the timing parity of a known and an unknown address.
 //
-//   node bench/scale.mjs [--factor F] [--audit-factor A] [--only session,search,sweep,export,migration]
+//   node bench/scale.mjs [--factor F] [--audit-factor A] [--only session,search,sweep,export,migration,login]
 //
 // --factor scales every count (default 1: 1,000,000 users); --audit-factor scales the audit rows
 // alone (default: the factor), since 20 million rows take long to write and much disk. --only
 // runs some of the measures (every table is seeded all the same). The migration measure undoes
-// the newest migration that builds over users (020, the user search's indexes) before seeding, and
-// times `gatehouse migrate` applying it again to the seeded database, with (PostgreSQL) the longest
-// wait of a write to users meanwhile.
+// a migration that builds indexes over a big table before seeding — `--migration 021` (default:
+// the audit search's indexes over the audit rows) or `--migration 020` (the user search's over
+// the users) — and times `gatehouse migrate` applying it again to the seeded database, with
+// (PostgreSQL) the longest wait of a write to that table meanwhile.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -50,10 +52,28 @@ function listArgument(name, allowed) {
   return names;
 }
 const FACTOR = argument('--factor', 1);
-const MEASURES = listArgument('--only', ['session', 'search', 'sweep', 'export', 'migration']);
+const MEASURES = listArgument('--only', ['session', 'search', 'sweep', 'export', 'migration', 'login']);
 const measuring = (name) => MEASURES.includes(name);
-/** The migration the migration measure times: the newest that builds over users. */
-const TIMED_MIGRATION = '020-user-search-index';
+/** The migrations the migration measure can time, each with the write to its table that waits for it. */
+const TIMED_MIGRATIONS = {
+  '020': {
+    name: '020-user-search-index',
+    table: 'users',
+    write: (client, id) => client.query('update users set last_login_at = $1 where id = $2', [Date.now(), id]),
+  },
+  '021': {
+    name: '021-audit-search-order',
+    table: 'audit_events',
+    write: (client, id) =>
+      client.query(`insert into audit_events (event_type, user_id, ip, user_agent, metadata, created_at) values ('logout', $1, null, null, '{}', $2)`, [
+        id,
+        Date.now(),
+      ]),
+  },
+};
+const TIMED = TIMED_MIGRATIONS[process.argv.includes('--migration') ? process.argv[process.argv.indexOf('--migration') + 1] : '021'];
+if (TIMED === undefined) throw new Error(`--migration takes ${Object.keys(TIMED_MIGRATIONS).join(' or ')}`);
+const TIMED_MIGRATION = TIMED.name;
 const AUDIT_FACTOR = argument('--audit-factor', FACTOR);
 const COUNTS = {
   users: Math.max(20, Math.round(1_000_000 * FACTOR)),
@@ -66,6 +86,8 @@ const PASSWORD = 'Scale-Bench-Password-1';
 const KNOWN = 5;
 const SECONDS = 5;
 const SEARCHES = 50;
+const PARITY_PAIRS = 30;
+const PARITY_WARM_UP = 20;
 const DAY = 86_400_000;
 const JWT_SECRET = 'bench-secret-0123456789-0123456789-0123456789';
 const ADMIN_KEY = 'scale-bench-admin-key-0123456789abcdef';
@@ -81,6 +103,9 @@ const env = () => ({
   ADMIN_API_KEY: ADMIN_KEY,
   RATE_LIMIT_ADMIN: '999999999/1s',
   RATE_LIMIT_LOGIN: '999999999/1s',
+  RATE_LIMIT_REGISTER: '999999999/1s',
+  // The parity measure's wrong passwords for a known address must not lock it.
+  LOCKOUT_MAX_FAILURES: '1000',
   // Audit rows span the last 365 days: kept, so that the sweep measured is that of the sessions.
   AUDIT_RETENTION_DAYS: '400',
 });
@@ -341,7 +366,27 @@ async function sweepUnderLoad(url, cookie, databaseEnv, expired) {
 }
 
 /** The export of every user on a server of its own (VmHWM is a lifetime peak): its bytes, time and the server's peak RSS. */
+/** The users in the database, read directly: what a complete export has, one line each. */
+async function countUsers(databaseUrl) {
+  if (databaseUrl.startsWith('sqlite:')) {
+    const database = new Database(databaseUrl.slice('sqlite:'.length), { readonly: true });
+    try {
+      return database.prepare('select count(*) from users').pluck().get();
+    } finally {
+      database.close();
+    }
+  }
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    return Number((await client.query('select count(*) as n from users')).rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
 async function exportPeak(serverEnv) {
+  const users = await countUsers(serverEnv.DATABASE_URL);
   const server = await startServer(serverEnv);
   try {
     const started = performance.now();
@@ -353,7 +398,7 @@ async function exportPeak(serverEnv) {
       bytes += chunk.length;
       for (const byte of chunk) if (byte === 10) lines++;
     }
-    return { seconds: (performance.now() - started) / 1000, bytes, lines, peakMB: procStatusMB(server.child.pid, 'VmHWM') };
+    return { seconds: (performance.now() - started) / 1000, bytes, lines, users, peakMB: procStatusMB(server.child.pid, 'VmHWM') };
   } finally {
     await stop(server);
   }
@@ -374,6 +419,64 @@ async function login(url, email) {
   return response.status === 200 ? '200' : `${response.status} ${body?.error ?? ''}`.trim();
 }
 
+/**
+ * Sign-ins with the right password (spread over the known users) and sign-ups of new addresses,
+ * 16 connections each: both are bound by bcrypt, so what a big database adds (the unique email's
+ * index, the user search's index kept on each sign-up, the session and audit inserts) shows as
+ * a lower rate. Then the timing parity as the main bench measures it: a wrong password for a
+ * known address against an unknown address, in pairs of random order, the ratio of the medians.
+ */
+async function loginMeasures(url, phase) {
+  const json = { 'content-type': 'application/json' };
+  const logins = await load({
+    url,
+    method: 'POST',
+    path: '/api/auth/login',
+    body: { password: PASSWORD },
+    emails: Array.from({ length: KNOWN }, (_, k) => knownEmail(k)),
+    headers: json,
+    connections: 16,
+    duration: SECONDS,
+  });
+  const registers = await load({
+    url,
+    method: 'POST',
+    path: '/api/auth/register',
+    body: { password: PASSWORD },
+    uniqueEmail: true,
+    headers: json,
+    connections: 16,
+    duration: SECONDS,
+  });
+  const timed = async (email) => {
+    const started = performance.now();
+    const response = await fetch(`${url}/api/auth/login`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ email, password: 'Wrong-Scale-Password-1' }),
+    });
+    await response.arrayBuffer();
+    if (response.status !== 401) throw new Error(`a wrong password answered ${response.status}`);
+    return performance.now() - started;
+  };
+  const known = [];
+  const unknown = [];
+  for (let i = -PARITY_WARM_UP; i < PARITY_PAIRS; i++) {
+    const knownFirst = Math.random() < 0.5;
+    for (const isKnown of knownFirst ? [true, false] : [false, true]) {
+      const ms = await timed(isKnown ? knownEmail(1) : `nobody-${phase}-${i}@scale.bench`);
+      if (i >= 0) (isKnown ? known : unknown).push(ms);
+    }
+  }
+  const failures = (result) => result.requests - (result.statuses['2xx'] ?? 0);
+  return {
+    loginRps: (logins.statuses['2xx'] ?? 0) / SECONDS,
+    registerRps: (registers.statuses['2xx'] ?? 0) / SECONDS,
+    notOk: failures(logins) + failures(registers),
+    parity: percentile(known, 50) / percentile(unknown, 50),
+  };
+}
+
 // --- one dialect -------------------------------------------------------------------------------
 
 async function measurePhase(label, phase, server, known, databaseEnv, expired) {
@@ -389,6 +492,10 @@ async function measurePhase(label, phase, server, known, databaseEnv, expired) {
   if (measuring('sweep')) {
     console.error(`[${label}] ${phase}: the sweep under session checks`);
     figures.sweep = await sweepUnderLoad(server.url, known.cookies[1], databaseEnv, expired);
+  }
+  if (measuring('login')) {
+    console.error(`[${label}] ${phase}: sign-ins, sign-ups and their timing parity`);
+    figures.login = await loginMeasures(server.url, phase);
   }
   return figures;
 }
@@ -408,8 +515,8 @@ async function undoTimedMigration(databaseEnv) {
 
 /**
  * `gatehouse migrate` on the seeded database, as an operator runs a long one (DATABASE_QUERY_TIMEOUT=1h),
- * while the server serves. On PostgreSQL a write to users (a sign-in's last_login_at) is made every
- * 100 ms meanwhile, and the longest wait is reported; SQLite's migration is one write transaction,
+ * while the server serves. On PostgreSQL a write to the migration's table (a sign-in's last_login_at,
+ * or an audit row) is made every 100 ms meanwhile, and the longest wait is reported; SQLite's migration is one write transaction,
  * so there every write waits for all of it.
  */
 async function timeMigration(serverEnv, knownId) {
@@ -437,7 +544,7 @@ async function writeProbe(connectionString, id) {
   const loop = (async () => {
     while (running) {
       const started = performance.now();
-      await client.query('update users set last_login_at = $1 where id = $2', [Date.now(), id]);
+      await TIMED.write(client, id);
       longest = Math.max(longest, (performance.now() - started) / 1000);
       await sleep(100);
     }
@@ -484,6 +591,9 @@ async function runDialect(label, databaseEnv, openSeeder, hash) {
       console.error(`[${label}] seeded: gatehouse migrate (${TIMED_MIGRATION})`);
       figures.migration = await timeMigration(serverEnv, known.ids[3]);
     }
+    // SQLite's seeding held this event loop: let it see the keep-alive connections the server
+    // closed meanwhile, or the next fetch may take one and fail ("other side closed").
+    await sleep(200);
     figures.loginStatus = await login(server.url, knownEmail(2));
     figures.seeded = await measurePhase(label, 'seeded', server, known, databaseEnv, COUNTS.sessions / 2);
   } finally {
@@ -579,7 +689,32 @@ function printTable(runs) {
       show: (p) => `${p.export.peakMB.toFixed(1)} MB (${p.export.lines} lines in ${p.export.seconds.toFixed(2)} s)`,
       compare: (e, s) => `${s.export.peakMB.toFixed(1)} MB`,
       target: '≤ 200 MB',
-      met: (e, s) => s.export.peakMB <= 200 && s.export.lines === COUNTS.users + KNOWN,
+      // One line for every user: the seeded, the known, and those the sign-up measures made.
+      met: (e, s) => s.export.peakMB <= 200 && s.export.lines === s.export.users && s.export.users >= COUNTS.users + KNOWN,
+    },
+    {
+      key: 'login',
+      name: 'sign-in (right password, 16 connections)',
+      show: (p) => `${p.login.loginRps.toFixed(1)}/s`,
+      compare: (e, s) => `${(s.login.loginRps / e.login.loginRps).toFixed(2)}×`,
+      target: '≥ 0.90 × empty',
+      met: (e, s) => s.login.loginRps >= 0.9 * e.login.loginRps && s.login.notOk === 0,
+    },
+    {
+      key: 'login',
+      name: 'sign-up (new addresses, 16 connections)',
+      show: (p) => `${p.login.registerRps.toFixed(1)}/s`,
+      compare: (e, s) => `${(s.login.registerRps / e.login.registerRps).toFixed(2)}×`,
+      target: '≥ 0.90 × empty',
+      met: (e, s) => s.login.registerRps >= 0.9 * e.login.registerRps && s.login.notOk === 0,
+    },
+    {
+      key: 'login',
+      name: `wrong password: known / unknown address, median of ${PARITY_PAIRS} pairs`,
+      show: (p) => p.login.parity.toFixed(3),
+      compare: (e, s) => s.login.parity.toFixed(3),
+      target: '0.9–1.1',
+      met: (e, s) => e.login.parity >= 0.9 && e.login.parity <= 1.1 && s.login.parity >= 0.9 && s.login.parity <= 1.1,
     },
   ];
   console.log(`\nGatehouse at scale — ${os.availableParallelism()} cores, Node ${process.version}, ${new Date().toISOString()}\n`);
@@ -605,9 +740,8 @@ function printTable(runs) {
       const writes =
         longestWriteSeconds === null
           ? 'one write transaction: writes wait for all of it'
-          : `the longest wait of a write to users meanwhile: ${longestWriteSeconds.toFixed(2)} s`;
+          : `the longest wait of a write to ${TIMED.table} meanwhile: ${longestWriteSeconds.toFixed(2)} s`;
       console.log(`${run.label}: gatehouse migrate (${TIMED_MIGRATION}) on the seeded database took ${took.toFixed(1)} s; ${writes}.`);
     }
   }
-  console.log('Login rate: not measured by this bench.');
 }

@@ -3,7 +3,9 @@
 // the same way (bench/load.mjs, 32 connections), in alternating rounds so a drifting machine
 // weighs on both alike — on SQLite, and on PostgreSQL + Redis when they answer. Prints each round,
 // the medians and the ratio (the target: the session check at ≥ 0.6 × plain node:http). The same
-// for a refusal, the 401 of a malformed cookie.
+// for two refusals: the 401 of a malformed cookie, and the 429 of a login over its rate limit
+// (a POST with a JSON body). Each Gatehouse round also prints the server's main-thread CPU per
+// answer (user + kernel), to read beside bench/ceiling.mjs.
 //
 //   npm run build && node bench/session-vs-node.mjs [--rounds 3] [--seconds 5] [--build <another checkout, built>]
 import { spawn } from 'node:child_process';
@@ -12,14 +14,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { CLI, answers, runJson, startServer } from './lib.mjs';
+import { CLI, answers, mainThreadCpu, runJson, startServer } from './lib.mjs';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '5' }, build: { type: 'string' } } });
 const ROUNDS = Number(values.rounds);
 const SECONDS = Number(values.seconds);
 const cli = values.build === undefined ? CLI : path.join(values.build, 'dist', 'cli.js');
 const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
-const rps = async (spec) => (await runJson('load.mjs', [JSON.stringify({ ...spec, duration: SECONDS })])).rps;
+const run = (spec) => runJson('load.mjs', [JSON.stringify({ ...spec, duration: SECONDS })]);
 
 /** A plain node:http server answering `status`, `headers` and `body` to every request. */
 async function plainServer(status, headers, body) {
@@ -37,8 +39,8 @@ async function plainServer(status, headers, body) {
 }
 
 /** The answer's status, headers (but Node's own) and body, as a client gets them. */
-async function capture(url, headers) {
-  const response = await fetch(url, { headers });
+async function capture(url, { method = 'GET', headers, body }) {
+  const response = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const kept = {};
   for (const [name, value] of response.headers) if (!['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(name)) kept[name] = value;
   return { status: response.status, headers: kept, body: await response.text() };
@@ -57,27 +59,45 @@ async function compare(label, env) {
       .getSetCookie()
       .map((header) => header.split(';')[0])
       .join('; ');
-    for (const [name, headers] of [
-      ['session check (200)', { cookie }],
-      ['refusal 401 (malformed cookie)', { cookie: 'gatehouse_session=not.a.jwt' }],
+    const login = {
+      method: 'POST',
+      path: '/api/auth/login',
+      headers: { 'content-type': 'application/json' },
+      body: { email: 'flood@bench.example', password: 'Wrong-Bench-Password-1' },
+    };
+    // The server's login allowance is one an hour (RATE_LIMIT_LOGIN below): spent here, so that
+    // the answer captured, and every one after, is the 429.
+    await capture(`${server.url}/api/auth/login`, login);
+    for (const [name, request] of [
+      ['session check (200)', { path: '/api/auth/session', headers: { cookie } }],
+      ['refusal 401 (malformed cookie)', { path: '/api/auth/session', headers: { cookie: 'gatehouse_session=not.a.jwt' } }],
+      ['refusal 429 (login over its rate limit)', login],
     ]) {
-      const answer = await capture(`${server.url}/api/auth/session`, headers);
+      const answer = await capture(`${server.url}${request.path}`, request);
       const plain = await plainServer(answer.status, answer.headers, answer.body);
       try {
-        const gatehouseSpec = { url: server.url, path: '/api/auth/session', headers, connections: 32 };
-        const plainSpec = { url: plain.url, path: '/api/auth/session', headers, connections: 32 };
+        const gatehouseSpec = { ...request, url: server.url, connections: 32 };
+        const plainSpec = { ...request, url: plain.url, connections: 32 };
         await runJson('load.mjs', [JSON.stringify({ ...gatehouseSpec, duration: 2 })]);
         await runJson('load.mjs', [JSON.stringify({ ...plainSpec, duration: 2 })]);
         const gatehouse = [];
         const node = [];
+        const cpu = [];
         for (let round = 1; round <= ROUNDS; round++) {
-          node.push(await rps(plainSpec));
-          gatehouse.push(await rps(gatehouseSpec));
+          node.push((await run(plainSpec)).rps);
+          const before = mainThreadCpu(server.child.pid);
+          const result = await run(gatehouseSpec);
+          const after = mainThreadCpu(server.child.pid);
+          if (result.statuses[`${String(answer.status)[0]}xx`] !== result.requests)
+            console.error(`[${label}] ${name}: not every answer was a ${answer.status}`);
+          gatehouse.push(result.rps);
+          if (before && after) cpu.push((1e6 * (after.user - before.user + after.kernel - before.kernel)) / result.requests);
           console.error(`[${label}] ${name} round ${round}: node:http ${Math.round(node.at(-1))}/s, Gatehouse ${Math.round(gatehouse.at(-1))}/s`);
         }
         const ratio = median(gatehouse) / median(node);
+        const perAnswer = cpu.length > 0 ? `, main-thread CPU ${median(cpu).toFixed(0)} µs an answer` : '';
         console.log(
-          `${label} | ${name} | Gatehouse ${Math.round(median(gatehouse))}/s | plain node:http, the same ${answer.body.length}-byte body and ${Object.keys(answer.headers).length} headers, ${Math.round(median(node))}/s | ${ratio.toFixed(2)}×`,
+          `${label} | ${name} | Gatehouse ${Math.round(median(gatehouse))}/s${perAnswer} | plain node:http, the same ${answer.body.length}-byte body and ${Object.keys(answer.headers).length} headers, ${Math.round(median(node))}/s | ${ratio.toFixed(2)}×`,
         );
       } finally {
         plain.stop();
@@ -89,7 +109,7 @@ async function compare(label, env) {
 }
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gatehouse-vs-node-'));
-const common = { JWT_SECRET: 'bench-secret-0123456789-0123456789-0123456789', BCRYPT_ROUNDS: '4', MAIL_DELIVERY: 'worker' };
+const common = { JWT_SECRET: 'bench-secret-0123456789-0123456789-0123456789', BCRYPT_ROUNDS: '4', MAIL_DELIVERY: 'worker', RATE_LIMIT_LOGIN: '1/1h' };
 console.error(`session check against plain node:http — ${os.availableParallelism()} cores, Node ${process.version}, ${ROUNDS} rounds of ${SECONDS} s`);
 await compare('SQLite', { ...common, DATABASE_URL: `sqlite:${path.join(dir, 'vs-node.db')}` });
 const pgUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
