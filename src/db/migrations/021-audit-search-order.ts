@@ -50,6 +50,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 async function build(db: Kysely<unknown>): Promise<void> {
   for (const [name, columns] of INDEXES)
     await sql`create index if not exists ${sql.id(name)} on audit_events (${sql.join(columns.map((column) => sql.id(column)))})`.execute(db);
+  // Dropped last: on PostgreSQL, DROP INDEX takes an ACCESS EXCLUSIVE lock on the table, held to
+  // the end of the transaction, which is then moments away (the builds above take SHARE only).
   for (const [name] of REPLACED) await sql`drop index if exists ${sql.id(name)}`.execute(db);
 }
 
