@@ -4,7 +4,7 @@
  * one column, and `down` puts those back. On SQLite, the plan of a search by type and time walks
  * the type's index in the list's order (no sort).
  */
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { afterEach, beforeEach, expect, test } from 'vitest';
 import { createAdminStore } from '../src/db/admin-store.js';
 import { migrateToLatest, type DatabaseHandle } from '../src/db/connect.js';
@@ -65,7 +65,7 @@ describeEachDialect('audit search indexes (migration 021)', (dialect) => {
       expect(plan).not.toMatch(/TEMP B-TREE/);
     }
 
-    await migration.down(database.kysely);
+    await migration.down(database.kysely as unknown as Kysely<unknown>);
     expect(await auditIndexes(database)).toEqual(['audit_events_created_at_idx', 'audit_events_user_id_idx']);
   });
 });
