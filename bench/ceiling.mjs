@@ -1,5 +1,5 @@
 // What a handler may spend and still answer at a given share of plain node:http, on this machine.
-// Plain node:http answers a session check's bytes (a 296-byte JSON body and 10 headers) after
+// Plain node:http answers an answer of the session check's shape (a 368-byte JSON body, 10 headers) after
 // burning a fixed number of microseconds of CPU on its event loop, for several budgets, each
 // loaded as the session check is (bench/load.mjs, 32 connections, on the other core). Prints
 // each budget's rate, its share of the rate at 0 µs, and the server's main-thread CPU per answer

@@ -365,7 +365,6 @@ async function sweepUnderLoad(url, cookie, databaseEnv, expired) {
   }
 }
 
-/** The export of every user on a server of its own (VmHWM is a lifetime peak): its bytes, time and the server's peak RSS. */
 /** The users in the database, read directly: what a complete export has, one line each. */
 async function countUsers(databaseUrl) {
   if (databaseUrl.startsWith('sqlite:')) {
@@ -385,6 +384,7 @@ async function countUsers(databaseUrl) {
   }
 }
 
+/** The export of every user on a server of its own (VmHWM is a lifetime peak): its bytes, time and the server's peak RSS. */
 async function exportPeak(serverEnv) {
   const users = await countUsers(serverEnv.DATABASE_URL);
   const server = await startServer(serverEnv);
@@ -500,17 +500,27 @@ async function measurePhase(label, phase, server, known, databaseEnv, expired) {
   return figures;
 }
 
-/** The timed migration undone with its own `down`, and forgotten by the migrator, so that `gatehouse migrate` applies it again. */
+/**
+ * The timed migration, and every one after it (the migrator refuses a gap), undone newest first with
+ * their own `down` and forgotten by the migrator, so that `gatehouse migrate` applies them again.
+ */
 async function undoTimedMigration(databaseEnv) {
   const { openDatabase } = await import(pathToFileURL(path.join(root, 'dist/db/connect.js')).href);
-  const migration = await import(pathToFileURL(path.join(root, `dist/db/migrations/${TIMED_MIGRATION}.js`)).href);
+  const { migrations } = await import(pathToFileURL(path.join(root, 'dist/db/migrations/index.js')).href);
+  const undone = Object.keys(migrations)
+    .sort()
+    .filter((name) => name >= TIMED_MIGRATION)
+    .reverse();
   const database = openDatabase(loadConfig({ ...env(), ...databaseEnv }).database, { queryTimeoutMs: 3_600_000 });
   try {
-    await migration.down(database.kysely);
-    await database.kysely.deleteFrom('kysely_migration').where('name', '=', TIMED_MIGRATION).execute();
+    for (const name of undone) {
+      await migrations[name].down(database.kysely);
+      await database.kysely.deleteFrom('kysely_migration').where('name', '=', name).execute();
+    }
   } finally {
     await database.close();
   }
+  if (undone.length > 1) console.error(`the migration measure times ${undone.reverse().join(' and ')}, applied together`);
 }
 
 /**

@@ -68,12 +68,13 @@ async function compare(label, env) {
     // The server's login allowance is one an hour (RATE_LIMIT_LOGIN below): spent here, so that
     // the answer captured, and every one after, is the 429.
     await capture(`${server.url}/api/auth/login`, login);
-    for (const [name, request] of [
-      ['session check (200)', { path: '/api/auth/session', headers: { cookie } }],
-      ['refusal 401 (malformed cookie)', { path: '/api/auth/session', headers: { cookie: 'gatehouse_session=not.a.jwt' } }],
-      ['refusal 429 (login over its rate limit)', login],
+    for (const [name, status, request] of [
+      ['session check (200)', 200, { path: '/api/auth/session', headers: { cookie } }],
+      ['refusal 401 (malformed cookie)', 401, { path: '/api/auth/session', headers: { cookie: 'gatehouse_session=not.a.jwt' } }],
+      ['refusal 429 (login over its rate limit)', 429, login],
     ]) {
       const answer = await capture(`${server.url}${request.path}`, request);
+      if (answer.status !== status) throw new Error(`${name}: Gatehouse answered ${answer.status}, not ${status}`);
       const plain = await plainServer(answer.status, answer.headers, answer.body);
       try {
         const gatehouseSpec = { ...request, url: server.url, connections: 32 };
