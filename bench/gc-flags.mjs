@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { procStatusMB, runJson, startServer } from './lib.mjs';
+import { procStatusMB, registeredCookie, runJson, startServer } from './lib.mjs';
 
 const { values } = parseArgs({
   options: { sizes: { type: 'string', default: '2,8,16' }, rounds: { type: 'string', default: '2' }, seconds: { type: 'string', default: '5' } },
@@ -33,15 +33,7 @@ for (let round = 1; round <= Number(values.rounds); round++) {
     const { child, url } = await serve(size);
     try {
       const email = `gc-${size}-${Date.now()}@bench.example`;
-      const registered = await fetch(`${url}/api/auth/register`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ email, password: 'Correct-Horse-9-Gc' }),
-      });
-      const cookie = registered.headers
-        .getSetCookie()
-        .map((header) => header.split(';')[0])
-        .join('; ');
+      const cookie = await registeredCookie(url, email, 'Correct-Horse-9-Gc');
       const session = { url, path: '/api/auth/session', headers: { cookie }, connections: 32 };
       const login = {
         url,

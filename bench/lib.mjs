@@ -69,6 +69,20 @@ export async function startServer(env, { onOutput, cli = CLI, nodeFlags = START_
 }
 
 /** Kilobyte field of /proc/<pid>/status (VmRSS, VmHWM, ...) in MB. */
+/** Registers `email` on the server at `url` and returns its cookies as a Cookie header (the new session's). */
+export async function registeredCookie(url, email, password) {
+  const registered = await fetch(`${url}/api/auth/register`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  if (registered.status !== 201) throw new Error(`register answered ${registered.status}`);
+  return registered.headers
+    .getSetCookie()
+    .map((header) => header.split(';')[0])
+    .join('; ');
+}
+
 export function procStatusMB(pid, field) {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)[1]) / 1024;

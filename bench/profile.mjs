@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { CLI, START_FLAGS, runJson, startServer } from './lib.mjs';
+import { CLI, START_FLAGS, registeredCookie, runJson, startServer } from './lib.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -36,15 +36,7 @@ const cli = values.build === undefined ? CLI : path.join(values.build, 'dist', '
 const { child, url } = await startServer(env, { cli, nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...START_FLAGS] });
 
 const email = `profile-${Date.now()}@bench.example`;
-const registered = await fetch(`${url}/api/auth/register`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ email, password: 'Correct-Horse-9-Profile' }),
-});
-const cookie = registered.headers
-  .getSetCookie()
-  .map((header) => header.split(';')[0])
-  .join('; ');
+const cookie = await registeredCookie(url, email, 'Correct-Horse-9-Profile');
 const specs = {
   session: { url, path: '/api/auth/session', headers: { cookie }, connections: 32 },
   401: { url, path: '/api/auth/session', headers: { cookie: 'gatehouse_session=not.a.jwt' }, connections: 32 },

@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { CLI, answers, mainThreadCpu, runJson, startServer } from './lib.mjs';
+import { CLI, answers, mainThreadCpu, registeredCookie, runJson, startServer } from './lib.mjs';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '3' }, seconds: { type: 'string', default: '5' }, build: { type: 'string' } } });
 const ROUNDS = Number(values.rounds);
@@ -50,15 +50,7 @@ async function compare(label, env) {
   const server = await startServer(env, { cli });
   try {
     const email = `vs-node-${Date.now()}@bench.example`;
-    const registered = await fetch(`${server.url}/api/auth/register`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ email, password: 'Correct-Horse-9-Versus' }),
-    });
-    const cookie = registered.headers
-      .getSetCookie()
-      .map((header) => header.split(';')[0])
-      .join('; ');
+    const cookie = await registeredCookie(server.url, email, 'Correct-Horse-9-Versus');
     const login = {
       method: 'POST',
       path: '/api/auth/login',
