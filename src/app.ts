@@ -28,9 +28,8 @@ import type { RateLimits } from './limits/rate-limits.js';
 import type { Logger } from './logger.js';
 import { createMetricsRoutes, measureRequests, metricsRouteDocs } from './metrics/http.js';
 import type { SharedParts } from './parts.js';
+import { MAX_USER_AGENT_CHARS } from './request-context.js';
 import { MAX_IMPORT_BODY_BYTES, USER_IMPORT_PATH } from './user-transfer/body.js';
-
-const MAX_USER_AGENT_CHARS = 512;
 
 const appRouteDocs: RouteDoc[] = [
   {

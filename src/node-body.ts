@@ -14,6 +14,21 @@ import { notUtf8 } from './http/json-body.js';
 
 const UTF8_BOM = 0xfeff;
 
+/** Bodies a fast path read before it handed its request to the app, by request (readNodeBodyAhead). */
+const readAhead = new WeakMap<IncomingMessage | Http2ServerRequest, Promise<string | null>>();
+
+/**
+ * Reads the body as `readNodeBody` does, for a fast path that may still hand the request to the
+ * app (password-sign-in/fast-path.ts): the app's own read then gets this same outcome — the text,
+ * null for too long, or the same refusal — since the stream can be read only once. `maxBytes`
+ * must be the bound the app reads that route's body with.
+ */
+export function readNodeBodyAhead(incoming: IncomingMessage, maxBytes: number): Promise<string | null> {
+  const reading = readNodeBody(incoming, maxBytes);
+  readAhead.set(incoming, reading);
+  return reading;
+}
+
 /**
  * The whole body as UTF-8 text (a leading byte-order mark dropped, as Request.text() does;
  * refused with 400 validation_error when it is not UTF-8), or null as soon as it is known to be longer than `maxBytes`: from Content-Length before reading
@@ -21,6 +36,8 @@ const UTF8_BOM = 0xfeff;
  * unread; the Node adapter drains or closes the connection after the answer.
  */
 export function readNodeBody(incoming: IncomingMessage | Http2ServerRequest, maxBytes: number): Promise<string | null> {
+  const readBefore = readAhead.get(incoming);
+  if (readBefore !== undefined) return readBefore;
   const declared = Number(incoming.headers['content-length']);
   if (declared > maxBytes) return Promise.resolve(null);
   // A stream read once emits no second 'end': waiting for one would hang the request.

@@ -2,6 +2,9 @@
 
 import type { Language } from './i18n/languages.js';
 
+/** The longest user agent kept (the audit column's width); a longer one is cut. */
+export const MAX_USER_AGENT_CHARS = 512;
+
 export interface RequestContext {
   /** The client IP as resolved under TRUST_PROXY. */
   ip: string;

@@ -84,7 +84,18 @@ export const bodySchemaObserver: { current: ((c: Context<AppEnv>, schema: z.ZodT
  */
 export async function readJsonBody<S extends z.ZodType>(c: Context<AppEnv>, schema: S): Promise<z.output<S>> {
   bodySchemaObserver.current?.(c, schema);
-  const body = await readJsonValue(c);
+  return validateJsonValue(schema, await readJsonValue(c));
+}
+
+/**
+ * A body's text read, parsed and validated as `readJsonBody` does, throwing the same errors: for
+ * the Node shell's fast paths, which read the body themselves (password-sign-in/fast-path.ts).
+ */
+export function parseJsonBody<S extends z.ZodType>(schema: S, text: string, contentType: string | undefined): z.output<S> {
+  return validateJsonValue(schema, parseJsonText(text, contentType));
+}
+
+function validateJsonValue<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   // Through the schema's Standard Schema face, which reports issues without building a ZodError
   // (an Error, with a stack trace): a refused body is an answer, not a fault (errors.ts).
   const result = schema['~standard'].validate(body === undefined ? {} : body);
@@ -104,9 +115,12 @@ export async function acceptNoBody(c: Context<AppEnv>): Promise<void> {
 
 /** The parsed JSON body; undefined when the request has none. */
 async function readJsonValue(c: Context<AppEnv>): Promise<unknown> {
-  const text = await readBodyText(c);
+  return parseJsonText(await readBodyText(c), c.req.header('content-type'));
+}
+
+function parseJsonText(text: string, contentType: string | undefined): unknown {
   if (text === '') return undefined;
-  if (!isJsonContentType(c.req.header('content-type'))) throw unsupportedMediaType();
+  if (!isJsonContentType(contentType)) throw unsupportedMediaType();
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -3,7 +3,9 @@ import { defineCapability } from '../capability.js';
 import { verificationDeps } from '../email-verification/capability.js';
 import { deviceCookieSettings } from '../limits/device-cookie.js';
 import { createDeviceTokenKey } from '../limits/device-token.js';
+import { fastApiHeaders } from '../http/fast-answer.js';
 import type { SharedParts } from '../parts.js';
+import { loginFastRoute } from './fast-path.js';
 import { createPasswordRoutes, passwordRouteDocs } from './routes.js';
 
 export const passwordSignIn = defineCapability({
@@ -28,6 +30,9 @@ export const passwordSignIn = defineCapability({
       | 'adminStore'
       | 'devMode'
       | 'secondFactor'
+      | 'clock'
+      | 'metrics'
+      | 'logger'
     >,
   ) => ({
     routes: [
@@ -54,5 +59,14 @@ export const passwordSignIn = defineCapability({
         }),
       },
     ],
+    fastRoute: loginFastRoute({
+      limits: parts.limits,
+      audit: parts.stores.audit,
+      clock: parts.clock,
+      trustProxyHops: parts.config.trustProxyHops,
+      apiHeaders: fastApiHeaders(parts.config),
+      recorder: parts.metrics.recorder,
+      logger: parts.logger,
+    }),
   }),
 });

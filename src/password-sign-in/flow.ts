@@ -4,6 +4,7 @@
  * the login lock before it looks at the user, so a locked email or IP costs no bcrypt work.
  */
 import { randomUUID } from 'node:crypto';
+import type { AuditStore } from '../audit/audit-log.js';
 import { recordAudit } from '../audit/record.js';
 import { issueVerificationEmail, type IssuedLink, type VerificationDeps } from '../email-verification/flow.js';
 import { AppError, conflict, tooManyRequests, unauthorized } from '../errors.js';
@@ -101,6 +102,14 @@ export async function registerWithPassword(deps: PasswordFlowDeps, credentials: 
   return { user, session, verification };
 }
 
+/**
+ * The audit row of a login refused by its rate limit. A flood reads no database: the email only,
+ * never the account. Also written by the login's fast path (fast-path.ts).
+ */
+export function recordRateLimitedLogin(audit: AuditStore, ctx: RequestContext, email: string): Promise<void> {
+  return recordAudit(audit, ctx, 'login_failure', null, { email, reason: 'rate_limited', method: 'password' });
+}
+
 export async function loginWithPassword(
   deps: PasswordFlowDeps,
   credentials: Credentials,
@@ -110,10 +119,12 @@ export async function loginWithPassword(
   const { users, audit } = deps.stores;
   const refuse = async (reason: 'rate_limited' | 'locked' | 'busy', error: AppError): Promise<never> => {
     // A lock's refusal is kept against the account when there is one, so that the owner's failed
-    // sign-ins show under `audit --user`. A rate-limited flood reads no database: email only.
-    // Either way the answer is the same, known email or not.
-    const user = reason === 'rate_limited' ? null : await users.findUserByEmail(credentials.email);
-    await recordAudit(audit, ctx, 'login_failure', user?.id ?? null, { email: credentials.email, reason, method: 'password' });
+    // sign-ins show under `audit --user`. Either way the answer is the same, known email or not.
+    if (reason === 'rate_limited') await recordRateLimitedLogin(audit, ctx, credentials.email);
+    else {
+      const user = await users.findUserByEmail(credentials.email);
+      await recordAudit(audit, ctx, 'login_failure', user?.id ?? null, { email: credentials.email, reason, method: 'password' });
+    }
     throw error;
   };
   // Which lock holds, said without telling whether the account exists: an unknown email is

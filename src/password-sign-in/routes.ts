@@ -14,7 +14,8 @@ import { emailSchema, loginPasswordSchema, newPasswordSchema } from '../credenti
 import { mfaRequiredAnswer, type RouteDoc } from '../http/route-docs.js';
 
 const registerBody = z.object({ email: emailSchema, password: newPasswordSchema });
-const loginBody = z.object({ email: emailSchema, password: loginPasswordSchema });
+/** The login's body, also read by its fast path (fast-path.ts). */
+export const loginBody = z.object({ email: emailSchema, password: loginPasswordSchema });
 
 export interface PasswordRouteDeps {
   flow: PasswordFlowDeps;

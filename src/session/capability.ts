@@ -1,6 +1,6 @@
 /** @module Sessions as a capability: read the session (and its fast path for `gatehouse serve`), sign out; the expired sessions' sweep. */
 import { defineCapability } from '../capability.js';
-import { apiSecurityHeaders } from '../http/security-headers.js';
+import { fastApiHeaders } from '../http/fast-answer.js';
 import type { SharedParts } from '../parts.js';
 import { sessionFastRoute } from './fast-path.js';
 import { createSessionRoutes, sessionRouteDocs } from './routes.js';
@@ -15,7 +15,7 @@ export const sessions = defineCapability({
       session: parts.session,
       cookie: parts.cookie,
       clock: parts.clock,
-      apiHeaders: apiSecurityHeaders(parts.config),
+      apiHeaders: fastApiHeaders(parts.config),
       recorder: parts.metrics.recorder,
       logger: parts.logger,
       trustProxyHops: parts.config.trustProxyHops,

@@ -18,8 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseCookies } from 'hono/utils/cookie';
 import type { FastHandler, FastRoute } from '../capability.js';
 import type { Clock } from '../clock.js';
-import type { Logger } from '../logger.js';
-import type { MetricsRecorder } from '../metrics/recorder.js';
+import { jsonAnswerHeaders, writeFastAnswer, type FastAnswer, type FastAnswerDeps } from '../http/fast-answer.js';
 import type { SessionCookieSettings } from './cookie.js';
 import { validateSessionToken, type SessionDeps, type ValidSession } from './flow.js';
 import { NOT_SIGNED_IN } from './read-session.js';
@@ -28,17 +27,12 @@ import { forwardHeaders, sessionAnswer } from './routes.js';
 export const SESSION_PATH = '/api/auth/session';
 export const FORWARD_PATH = '/api/auth/forward';
 
-const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const NOT_AUTHENTICATED_BODY = JSON.stringify({ error: 'not_authenticated', message: NOT_SIGNED_IN });
 
-export interface SessionFastPathDeps {
+export interface SessionFastPathDeps extends FastAnswerDeps {
   session: SessionDeps;
   cookie: SessionCookieSettings;
   clock: Clock;
-  /** Every API answer's headers (http/security-headers.ts apiSecurityHeaders). */
-  apiHeaders: Readonly<Record<string, string>>;
-  recorder: MetricsRecorder;
-  logger: Logger;
   /** TRUST_PROXY: with 0, an X-Forwarded-For goes to the app, which says once in the log that it is ignored. */
   trustProxyHops: number;
 }
@@ -57,39 +51,28 @@ export function sessionFastRoute(deps: SessionFastPathDeps): FastRoute {
   };
 }
 
-interface Answer {
-  status: number;
-  headers: Record<string, string>;
-  body: string | null;
-}
-
-type Answers = (base: Record<string, string>, valid: ValidSession | null) => Answer;
+type Answers = (base: Record<string, string>, valid: ValidSession | null) => FastAnswer;
 
 /** GET /session: the session as JSON, or the 401 in the error shape. */
 const sessionAnswers: Answers = (base, valid) =>
   valid === null
-    ? { status: 401, headers: jsonHeaders(base, NOT_AUTHENTICATED_BODY), body: NOT_AUTHENTICATED_BODY }
+    ? { status: 401, headers: jsonAnswerHeaders(base, NOT_AUTHENTICATED_BODY), body: NOT_AUTHENTICATED_BODY }
     : answerJson(base, JSON.stringify(sessionAnswer(valid)));
 
 /** GET /forward: who it is in headers and no body, or the 401 in the error shape; never cached on the way. */
 const forwardAnswers: Answers = (base, valid) => {
   const headers = { ...base, 'Cache-Control': 'no-store' };
-  if (valid === null) return { status: 401, headers: jsonHeaders(headers, NOT_AUTHENTICATED_BODY), body: NOT_AUTHENTICATED_BODY };
+  if (valid === null) return { status: 401, headers: jsonAnswerHeaders(headers, NOT_AUTHENTICATED_BODY), body: NOT_AUTHENTICATED_BODY };
   return { status: 200, headers: { ...headers, ...forwardHeaders(valid) }, body: null };
 };
 
-function answerJson(base: Record<string, string>, body: string): Answer {
-  return { status: 200, headers: jsonHeaders(base, body), body };
-}
-
-/** As the app's jsonAnswer and its Node adapter write them: the type, then the length. */
-function jsonHeaders(base: Record<string, string>, body: string): Record<string, string> {
-  return { ...base, 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': String(Buffer.byteLength(body)) };
+function answerJson(base: Record<string, string>, body: string): FastAnswer {
+  return { status: 200, headers: jsonAnswerHeaders(base, body), body };
 }
 
 function answerer(deps: SessionFastPathDeps, route: string, answers: Answers): FastHandler {
   return async (incoming: IncomingMessage, outgoing: ServerResponse, closing: () => boolean): Promise<boolean> => {
-    const start = performance.now();
+    const startedAt = performance.now();
     const cookieHeader = incoming.headers.cookie;
     const token = cookieHeader === undefined ? undefined : parseCookies(cookieHeader, deps.cookie.name)[deps.cookie.name];
     let valid: ValidSession | null = null;
@@ -103,11 +86,7 @@ function answerer(deps: SessionFastPathDeps, route: string, answers: Answers): F
     }
     const requestId = randomUUID();
     const answer = answers({ 'X-Request-Id': requestId, ...deps.apiHeaders }, valid);
-    if (closing()) answer.headers.connection = 'close';
-    outgoing.writeHead(answer.status, answer.headers);
-    outgoing.end(answer.body ?? undefined);
-    deps.recorder.observeRequest(route, 'GET', answer.status, (performance.now() - start) / 1000);
-    if (answer.status >= 400) deps.logger.debug({ requestId, method: 'GET', path: route, status: answer.status }, 'request refused');
+    writeFastAnswer(deps, outgoing, { route, method: 'GET', requestId, startedAt, closing: closing() }, answer);
     return true;
   };
 }

@@ -1,0 +1,202 @@
+/**
+ * The login's refusal fast path (password-sign-in/fast-path.ts): `gatehouse serve` answers the 429
+ * of a login from an address it already refuses on Node's objects, before the app. Over real HTTP
+ * on each database, every answer is compared with the library face's (`gatehouse.fetch`, which
+ * never takes the fast path) for the same request: the same status, headers (but the request id
+ * and Node's connection headers) and body bytes. A body the app refuses goes to the app with the
+ * body already read, and gets the app's 400 or 413; the refusals are audited and counted in the
+ * metrics as the app's are. With TRUSTED_ORIGINS set, as here, every API answer carries `Vary:
+ * Origin`, the session check's fast answers too.
+ */
+import http from 'node:http';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { MockClock } from '../src/clock.js';
+import { loadConfig } from '../src/config.js';
+import { createLogger } from '../src/logger.js';
+import { startServer, type RunningServer } from '../src/server.js';
+import { STRONG_PASSWORD, TEST_JWT_SECRET, describeEachDialect, openTestDatabase } from './support/harness.js';
+import type { DatabaseHandle } from '../src/db/connect.js';
+
+interface Raw {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+interface Sent {
+  path?: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+}
+
+/** What differs by nature between two answers: the request id, and Node's own connection headers. */
+const PER_ANSWER = new Set(['x-request-id', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+
+function comparable(answer: Raw): Raw {
+  return { ...answer, headers: Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !PER_ANSWER.has(name))) };
+}
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+const wrongLogin = (email: string): Sent => ({ headers: JSON_TYPE, body: JSON.stringify({ email, password: 'Not-The-Password-1' }) });
+
+function overHttp(url: string, sent: Sent): Promise<Raw> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${url}${sent.path ?? '/api/auth/login'}`, { method: sent.method ?? 'POST', headers: sent.headers ?? {} }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => {
+        const flat: Record<string, string> = {};
+        for (const [name, value] of Object.entries(response.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
+        resolve({ status: response.statusCode ?? 0, headers: flat, body });
+      });
+    });
+    request.on('error', reject);
+    request.end(sent.body);
+  });
+}
+
+describeEachDialect('the login refused on the fast path answers as the app does', (dialect) => {
+  let server: RunningServer;
+  let database: DatabaseHandle;
+  let drop: () => Promise<void>;
+  const clock = new MockClock(Date.UTC(2026, 10, 27, 12, 1, 0));
+  const metricsLines: () => Promise<string[]> = async () => (await (await fetch(`${server.url}/metrics`)).text()).split('\n');
+  const metric = async (prefix: string, ...labels: string[]): Promise<number> => {
+    const line = (await metricsLines()).find((l) => l.startsWith(prefix) && labels.every((label) => l.includes(label)));
+    return line === undefined ? 0 : Number(line.split(' ').pop());
+  };
+
+  beforeAll(async () => {
+    const opened = await openTestDatabase(dialect);
+    database = opened.database;
+    drop = opened.drop;
+    const config = loadConfig({
+      JWT_SECRET: TEST_JWT_SECRET,
+      BCRYPT_ROUNDS: '4',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      RATE_LIMIT_LOGIN: '2/15m',
+      TRUSTED_ORIGINS: 'https://app.example.com',
+    });
+    server = await startServer(config, { clock, database, logger: createLogger({ level: 'silent' }), mailer: { send: async () => {} } });
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await drop?.();
+  });
+
+  async function viaLibrary(sent: Sent): Promise<Raw> {
+    const request = new Request(`${server.url}${sent.path ?? '/api/auth/login'}`, { method: sent.method ?? 'POST', headers: sent.headers, body: sent.body });
+    const response = await server.gatehouse.fetch(request, { remoteAddress: '127.0.0.1' });
+    const body = await response.text();
+    const flat: Record<string, string> = {};
+    response.headers.forEach((value, name) => (flat[name] = value));
+    // What the Node adapter adds when it writes a body it knows the length of.
+    if (!('content-length' in flat) && body !== '') flat['content-length'] = String(Buffer.byteLength(body));
+    return { status: response.status, headers: flat, body };
+  }
+
+  async function same(sent: Sent, status: number): Promise<Raw> {
+    const [fast, library] = [await overHttp(server.url, sent), await viaLibrary(sent)];
+    expect(fast.status).toBe(status);
+    expect(comparable(fast)).toEqual(comparable(library));
+    expect(fast.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    return fast;
+  }
+
+  function takes(headers: Record<string, string>, method = 'POST', url = '/api/auth/login'): boolean {
+    const incoming = { method, url, headers, socket: { remoteAddress: '127.0.0.1' } };
+    return server.gatehouse.fastRoute(incoming as unknown as http.IncomingMessage) !== null;
+  }
+
+  test('a sign-in goes to the app until the address is refused; then the 429 is the same, byte for byte, and audited', async () => {
+    const email = `flood-${dialect}@example.com`;
+    expect(takes(JSON_TYPE)).toBe(false);
+    // RATE_LIMIT_LOGIN=2/15m: two wrong passwords through the app, the third refused by the limit.
+    for (let i = 0; i < 2; i++) expect((await overHttp(server.url, wrongLogin(email))).status).toBe(401);
+    const first = await overHttp(server.url, wrongLogin(email));
+    expect(first.status).toBe(429);
+    expect(takes(JSON_TYPE)).toBe(true);
+
+    const [requests, refusals, logins] = [
+      await metric('gatehouse_http_requests_total{', 'route="/api/auth/login"', 'status="429"'),
+      await metric('gatehouse_rate_limit_refusals_total{', 'limit="login"'),
+      await metric('gatehouse_logins_total{', 'result="rate_limited"'),
+    ];
+    const refused = await same(wrongLogin(email), 429);
+    expect(JSON.parse(refused.body)).toEqual({ error: 'rate_limited', message: 'Too many requests. Try again later.' });
+    expect(refused.headers['retry-after']).toBe(String(14 * 60));
+    expect(refused.headers.vary).toBe('Origin');
+    // Counted once by the fast path and once by the app (the library face's request).
+    expect(await metric('gatehouse_http_requests_total{', 'route="/api/auth/login"', 'status="429"')).toBe(requests + 2);
+    expect(await metric('gatehouse_rate_limit_refusals_total{', 'limit="login"')).toBe(refusals + 2);
+    expect(await metric('gatehouse_logins_total{', 'result="rate_limited"')).toBe(logins + 2);
+  });
+
+  test('a body the app refuses gets the app answer from the body already read, and counts nothing', async () => {
+    const refusals = await metric('gatehouse_rate_limit_refusals_total{', 'limit="login"');
+    const malformed: Sent[] = [
+      { headers: JSON_TYPE, body: '{"email": "x@example.com", "password": ' },
+      { headers: JSON_TYPE, body: JSON.stringify({ email: 'not an address', password: 'x' }) },
+      { headers: JSON_TYPE, body: '{"email": "a@example.com", "email": "b@example.com", "password": "x"}' },
+      { headers: JSON_TYPE, body: '' },
+    ];
+    for (const sent of malformed) {
+      expect(takes(sent.headers ?? {})).toBe(true);
+      await same(sent, 400);
+    }
+    const tooLong = { headers: JSON_TYPE, body: JSON.stringify({ email: 'x@example.com', password: 'p'.repeat(20_000) }) };
+    await same(tooLong, 413);
+    expect(await metric('gatehouse_rate_limit_refusals_total{', 'limit="login"')).toBe(refusals);
+  });
+
+  test('what it does not take goes to the app: another origin, a cross-site mark, a body not JSON, a forwarded address', async () => {
+    expect(takes({ ...JSON_TYPE, origin: 'https://app.example.com' })).toBe(false);
+    expect(takes({ ...JSON_TYPE, 'sec-fetch-site': 'cross-site' })).toBe(false);
+    expect(takes({ 'content-type': 'text/plain' })).toBe(false);
+    expect(takes({ ...JSON_TYPE, 'x-forwarded-for': '203.0.113.9' })).toBe(false);
+    expect(takes(JSON_TYPE, 'POST', '/api/auth/register')).toBe(false);
+    const trusted = await overHttp(server.url, { ...wrongLogin('someone@example.com'), headers: { ...JSON_TYPE, origin: 'https://app.example.com' } });
+    expect(trusted.status).toBe(429);
+    expect(trusted.headers['access-control-allow-origin']).toBe('https://app.example.com');
+    expect((await overHttp(server.url, { headers: { 'content-type': 'text/plain' }, body: 'x' })).status).toBe(415);
+  });
+
+  test('the session check on its fast path carries Vary: Origin like the app', async () => {
+    const registered = await fetch(`${server.url}/api/auth/register`, {
+      method: 'POST',
+      headers: JSON_TYPE,
+      body: JSON.stringify({ email: `vary-${dialect}@example.com`, password: STRONG_PASSWORD }),
+    });
+    expect(registered.status).toBe(201);
+    const cookie = registered.headers.getSetCookie()[0]!.split(';')[0]!;
+    const signedIn = await same({ path: '/api/auth/session', method: 'GET', headers: { cookie } }, 200);
+    expect(signedIn.headers.vary).toBe('Origin');
+    await same({ path: '/api/auth/forward', method: 'GET', headers: {} }, 401);
+  });
+
+  test('once the window ends the address signs in again through the app; every refusal is in the audit trail', async () => {
+    clock.advance(15 * 60 * 1000);
+    expect(takes(JSON_TYPE)).toBe(false);
+    expect((await overHttp(server.url, wrongLogin(`flood-${dialect}@example.com`))).status).toBe(401);
+    await server.gatehouse.sweep();
+    // The first refusal's own row, then (written once its window ended) the summary of the window's others.
+    const rows = await database.kysely
+      .selectFrom('audit_events')
+      .select(['user_id', 'ip', 'metadata'])
+      .where('event_type', '=', 'login_failure')
+      .orderBy('id')
+      .execute();
+    const limited = rows
+      .map((row) => ({ ...row, metadata: JSON.parse(row.metadata) as Record<string, unknown> }))
+      .filter((row) => row.metadata.reason === 'rate_limited');
+    expect(limited[0]).toMatchObject({ user_id: null, ip: '127.0.0.1', metadata: { email: `flood-${dialect}@example.com`, method: 'password' } });
+    // Four refusals of 127.0.0.1 in the window: the third login, the fast path's and the library's
+    // of the first test, and the trusted origin's of the third test.
+    expect(limited).toHaveLength(2);
+    expect(limited[1]!.metadata).toMatchObject({ refusedCount: 4, method: 'password' });
+  });
+});
