@@ -3,8 +3,8 @@
 // the same way (bench/load.mjs, 32 connections), in alternating rounds so a drifting machine
 // weighs on both alike — on SQLite, and on PostgreSQL + Redis when they answer. Prints each round,
 // the medians and the ratio (the target: the session check at ≥ 0.6 × plain node:http). The same
-// for two refusals: the 401 of a malformed cookie, and the 429 of a login over its rate limit
-// (a POST with a JSON body). Each Gatehouse round also prints the server's main-thread CPU per
+// for the refusals: the 400 of a login body that is not valid, the 401 of a malformed cookie, and
+// the 429 of a login over its rate limit (a POST with a JSON body). Each Gatehouse round also prints the server's main-thread CPU per
 // answer (user + kernel), to read beside bench/ceiling.mjs.
 //
 //   npm run build && node bench/session-vs-node.mjs [--rounds 3] [--seconds 5] [--build <another checkout, built>]
@@ -62,6 +62,7 @@ async function compare(label, env) {
     await capture(`${server.url}/api/auth/login`, login);
     for (const [name, status, request] of [
       ['session check (200)', 200, { path: '/api/auth/session', headers: { cookie } }],
+      ['refusal 400 (a login body that is not valid)', 400, { ...login, body: { email: 'not-an-email' } }],
       ['refusal 401 (malformed cookie)', 401, { path: '/api/auth/session', headers: { cookie: 'gatehouse_session=not.a.jwt' } }],
       ['refusal 429 (login over its rate limit)', 429, login],
     ]) {

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { CAPABILITIES } from './capabilities.js';
 import type { MountedRoutes } from './capability.js';
 import { isDatabaseUnavailable } from './db/errors.js';
-import { AppError } from './errors.js';
+import { AppError, errorAnswerBody } from './errors.js';
 import { createAllowedMethods } from './http/method-not-allowed.js';
 import { jsonAnswer, mergeAnswerHeaders, setAnswerHeader, startAnswer } from './http/answer.js';
 import { resolveClientIp } from './http/client-ip.js';
@@ -202,10 +202,6 @@ function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'cl
   app.use('/api/*', apiEdges);
 }
 
-function errorBody(error: AppError): Record<string, unknown> {
-  return error.issues ? { error: error.code, message: error.message, issues: error.issues } : { error: error.code, message: error.message };
-}
-
 /**
  * The one place that turns an error into an answer: an AppError becomes its JSON body and status,
  * a database outage 503 with Retry-After, anything else is logged (a bounded summary: logger.ts)
@@ -216,7 +212,7 @@ function errorAnswer(logger: Logger): Parameters<Hono<AppEnv>['onError']>[0] {
     const requestId = c.get('requestContext')?.requestId ?? randomUUID();
     if (error instanceof AppError) {
       if (error.retryAfterSeconds !== undefined) setAnswerHeader(c, 'Retry-After', String(error.retryAfterSeconds));
-      return jsonAnswer(c, errorBody(error), error.status);
+      return jsonAnswer(c, errorAnswerBody(error), error.status);
     }
     if (error instanceof HTTPException && error.status < 500) {
       return jsonAnswer(c, { error: 'validation_error', message: 'The request could not be read.' }, 400);

@@ -125,6 +125,11 @@ export class AppError extends Error {
   }
 }
 
+/** An AppError as the client reads it: the JSON error shape, with the issues of a validation error. */
+export function errorAnswerBody(error: AppError): Record<string, unknown> {
+  return error.issues ? { error: error.code, message: error.message, issues: error.issues } : { error: error.code, message: error.message };
+}
+
 export function validationError(issues: ValidationIssue[], message = 'The request is not valid.'): AppError {
   return new AppError('validation_error', 400, message, { issues });
 }

@@ -35,6 +35,35 @@ export function fastApiHeaders(settings: { httpsBaseUrl: boolean; trustedOrigins
   return Object.freeze(headers);
 }
 
+/** Host headers already judged (a few in practice; forgotten all at once past this many). */
+const hostVerdicts = new Map<string, boolean>();
+const MAX_HOST_VERDICTS = 64;
+
+/**
+ * Whether the Node adapter makes a URL of this Host header. It refuses one that is not a host (it
+ * throws, and the server shell answers 400 `malformed_request`): a fast path must leave such a
+ * request to it. The rule is the adapter's own (@hono/node-server's newRequest).
+ */
+export function isWellFormedHost(host: string | undefined): boolean {
+  if (host === undefined) return false;
+  let verdict = hostVerdicts.get(host);
+  if (verdict === undefined) {
+    verdict = judgeHost(host);
+    if (hostVerdicts.size >= MAX_HOST_VERDICTS) hostVerdicts.clear();
+    hostVerdicts.set(host, verdict);
+  }
+  return verdict;
+}
+
+function judgeHost(host: string): boolean {
+  try {
+    const { hostname } = new URL(`http://${host}/`);
+    return hostname.length === host.length || hostname === host.replace(/:\d+$/, '');
+  } catch {
+    return false;
+  }
+}
+
 /** As the app's jsonAnswer and its Node adapter write them: the type, then the length. */
 export function jsonAnswerHeaders(base: Record<string, string>, body: string): Record<string, string> {
   return { ...base, 'Content-Type': JSON_CONTENT_TYPE, 'Content-Length': String(Buffer.byteLength(body)) };

@@ -40,11 +40,6 @@ export interface RateLimits {
    */
   refusedAlready(name: RateLimitName, subject: LimitSubject, now: Date): AppError | null;
   /**
-   * Whether `refusedAlready` would refuse `subject` now, counting nothing: for a fast path that
-   * must not read a request's body unless it is going to refuse it (password-sign-in/fast-path.ts).
-   */
-  isRefusing(name: RateLimitName, subject: LimitSubject, now: Date): boolean;
-  /**
    * Throws the 429 when `subject` has used up `name` in the current window, without counting
    * anything: for a budget of failures, checked before each try and consumed only by a failure.
    */
@@ -116,11 +111,6 @@ export function createRateLimits(backend: LimiterBackend, rules: Readonly<Record
     },
 
     refusedAlready: (name, subject, now) => rememberedRefusal(name, counterOf(name, subject, now).key, now),
-
-    isRefusing(name, subject, now) {
-      const until = refused.get(`${name}|${counterOf(name, subject, now).key}`);
-      return until !== undefined && now.getTime() < until;
-    },
 
     async assertAllowance(name, subject, now) {
       const { limiter, key, endsAtMs } = counterOf(name, subject, now);

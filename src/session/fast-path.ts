@@ -10,7 +10,8 @@
  * revoked session is refused at once), the same request metrics and the same refusal log line.
  *
  * It takes only the plain case and hands everything else to the app untouched: a query string, a
- * CORS request (an `Origin` header), an X-Forwarded-For the app would warn about, and any failure
+ * CORS request (an `Origin` header), an X-Forwarded-For the app would warn about, a Host header
+ * the adapter refuses (its 400 `malformed_request`), and any failure
  * of the check (the database down: the app answers its 503).
  */
 import { randomUUID } from 'node:crypto';
@@ -18,7 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseCookies } from 'hono/utils/cookie';
 import type { FastHandler, FastRoute } from '../capability.js';
 import type { Clock } from '../clock.js';
-import { jsonAnswerHeaders, writeFastAnswer, type FastAnswer, type FastAnswerDeps } from '../http/fast-answer.js';
+import { isWellFormedHost, jsonAnswerHeaders, writeFastAnswer, type FastAnswer, type FastAnswerDeps } from '../http/fast-answer.js';
 import type { SessionCookieSettings } from './cookie.js';
 import { validateSessionToken, type SessionDeps, type ValidSession } from './flow.js';
 import { NOT_SIGNED_IN } from './read-session.js';
@@ -45,7 +46,7 @@ export function sessionFastRoute(deps: SessionFastPathDeps): FastRoute {
     const handler = incoming.url === SESSION_PATH ? session : incoming.url === FORWARD_PATH ? forward : null;
     if (handler === null) return null;
     const { headers } = incoming;
-    if (headers.origin !== undefined) return null;
+    if (headers.origin !== undefined || !isWellFormedHost(headers.host)) return null;
     if (deps.trustProxyHops === 0 && headers['x-forwarded-for'] !== undefined) return null;
     return handler;
   };
