@@ -13,8 +13,7 @@ import { HTTPException } from 'hono/http-exception';
 import { z } from 'zod';
 import { CAPABILITIES } from './capabilities.js';
 import type { MountedRoutes } from './capability.js';
-import { isDatabaseUnavailable } from './db/errors.js';
-import { AppError, errorAnswerBody } from './errors.js';
+import { AppError } from './errors.js';
 import { createAllowedMethods } from './http/method-not-allowed.js';
 import { jsonAnswer, mergeAnswerHeaders, setAnswerHeader, startAnswer } from './http/answer.js';
 import { resolveClientIp } from './http/client-ip.js';
@@ -29,6 +28,7 @@ import type { Logger } from './logger.js';
 import { createMetricsRoutes, measureRequests, metricsRouteDocs } from './metrics/http.js';
 import type { SharedParts } from './parts.js';
 import { MAX_USER_AGENT_CHARS } from './request-context.js';
+import { errorAnswerOf } from './http/error-answer.js';
 import { MAX_IMPORT_BODY_BYTES, USER_IMPORT_PATH } from './user-transfer/body.js';
 
 const appRouteDocs: RouteDoc[] = [
@@ -202,27 +202,14 @@ function installEdges(app: Hono<AppEnv>, parts: Pick<SharedParts, 'config' | 'cl
   app.use('/api/*', apiEdges);
 }
 
-/**
- * The one place that turns an error into an answer: an AppError becomes its JSON body and status,
- * a database outage 503 with Retry-After, anything else is logged (a bounded summary: logger.ts)
- * and becomes 500 with a request id.
- */
+/** Errors become answers by one rule (http/error-answer.ts); Hono's own refusal of an unreadable request is a 400. */
 function errorAnswer(logger: Logger): Parameters<Hono<AppEnv>['onError']>[0] {
   return (error, c) => {
-    const requestId = c.get('requestContext')?.requestId ?? randomUUID();
-    if (error instanceof AppError) {
-      if (error.retryAfterSeconds !== undefined) setAnswerHeader(c, 'Retry-After', String(error.retryAfterSeconds));
-      return jsonAnswer(c, errorAnswerBody(error), error.status);
-    }
     if (error instanceof HTTPException && error.status < 500) {
       return jsonAnswer(c, { error: 'validation_error', message: 'The request could not be read.' }, 400);
     }
-    if (isDatabaseUnavailable(error)) {
-      logger.warn({ requestId, code: (error as { code?: unknown }).code }, 'database unavailable');
-      setAnswerHeader(c, 'Retry-After', '5');
-      return jsonAnswer(c, { error: 'service_unavailable', message: 'The service is temporarily unavailable. Try again shortly.', requestId }, 503);
-    }
-    logger.error({ requestId, err: error }, 'unhandled error');
-    return jsonAnswer(c, { error: 'internal_error', message: 'Something went wrong on our side.', requestId }, 500);
+    const answer = errorAnswerOf(error, logger, c.get('requestContext')?.requestId ?? randomUUID());
+    if (answer.retryAfterSeconds !== undefined) setAnswerHeader(c, 'Retry-After', String(answer.retryAfterSeconds));
+    return jsonAnswer(c, answer.body, answer.status);
   };
 }

@@ -57,7 +57,9 @@ export type NodeHandler = (incoming: IncomingMessage, outgoing: ServerResponse) 
 export type FastRoute = (incoming: IncomingMessage) => FastHandler | null;
 /**
  * Answers the request and resolves true, or resolves false having written nothing, and the app
- * answers it as usual. `closing` says whether the server is shutting down (answer with Connection: close).
+ * answers it as usual. A handler that read the body first must read it with node-body.ts
+ * `readNodeBodyAhead`, so that the app's read of it gets the same body. `closing` says whether
+ * the server is shutting down (answer with Connection: close).
  */
 export type FastHandler = (incoming: IncomingMessage, outgoing: ServerResponse, closing: () => boolean) => Promise<boolean>;
 

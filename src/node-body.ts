@@ -3,8 +3,10 @@
  *
  * Through the WHATWG Request, a body costs a full Request object, a web ReadableStream bridged
  * from the Node stream, and a stream read: measured, that was most of the cost of a refusal with
- * a body (400, 429) and the main source of garbage under load (docs/performance.md). The core
+ * a body (400, 429) and the main source of garbage under load (docs/performance.md). The app
  * never sees this module: it receives `readBody` as an optional host capability (http/env.ts).
+ * The handlers the shell gives Node's own objects (a capability's fast path, such as
+ * password-sign-in/fast-path.ts) read with it too, and may hand the request on with what they read.
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
@@ -15,7 +17,7 @@ import { notUtf8 } from './http/json-body.js';
 const UTF8_BOM = 0xfeff;
 
 /** Bodies a fast path read before it handed its request to the app, by request (readNodeBodyAhead). */
-const readAhead = new WeakMap<IncomingMessage | Http2ServerRequest, Promise<string | null>>();
+const readAhead = new WeakMap<IncomingMessage | Http2ServerRequest, { maxBytes: number; reading: Promise<string | null> }>();
 
 /**
  * Reads the body as `readNodeBody` does, for a fast path that may still hand the request to the
@@ -25,7 +27,7 @@ const readAhead = new WeakMap<IncomingMessage | Http2ServerRequest, Promise<stri
  */
 export function readNodeBodyAhead(incoming: IncomingMessage, maxBytes: number): Promise<string | null> {
   const reading = readNodeBody(incoming, maxBytes);
-  readAhead.set(incoming, reading);
+  readAhead.set(incoming, { maxBytes, reading });
   return reading;
 }
 
@@ -37,7 +39,10 @@ export function readNodeBodyAhead(incoming: IncomingMessage, maxBytes: number): 
  */
 export function readNodeBody(incoming: IncomingMessage | Http2ServerRequest, maxBytes: number): Promise<string | null> {
   const readBefore = readAhead.get(incoming);
-  if (readBefore !== undefined) return readBefore;
+  if (readBefore !== undefined) {
+    if (readBefore.maxBytes !== maxBytes) return Promise.reject(new Error('the request body was read ahead with another bound'));
+    return readBefore.reading;
+  }
   const declared = Number(incoming.headers['content-length']);
   if (declared > maxBytes) return Promise.resolve(null);
   // A stream read once emits no second 'end': waiting for one would hang the request.

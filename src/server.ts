@@ -127,8 +127,9 @@ interface RequestGate {
   /** The shutdown began: new requests get the 503, and answers in flight close their connection. */
   drain(): void;
   /**
-   * Gives the request to a capability's fast handler (the session check) when one takes it, and
-   * returns true; `goOn` is called if that handler hands it back. False: the adapter takes it.
+   * Gives the request to a capability's fast handler (the session check, the login's refusals)
+   * when one takes it, and returns true; `goOn` is called if that handler hands it back — served
+   * even if the drain began meanwhile, as a request in flight is. False: the adapter takes it.
    */
   answerFast(incoming: IncomingMessage, outgoing: ServerResponse, goOn: () => void): boolean;
 }
@@ -136,6 +137,8 @@ interface RequestGate {
 function createRequestGate(shutdownHeaders: Readonly<Record<string, string>>, logger: Logger): RequestGate {
   let draining = false;
   let ready: Gatehouse | null = null;
+  // Requests a fast handler took before the drain began and handed back: still answered by the app.
+  const admitted = new WeakSet<IncomingMessage | Http2Bindings['incoming']>();
   let started!: (gatehouse: Gatehouse | null) => void;
   const starting = new Promise<Gatehouse | null>((resolve) => (started = resolve));
   const answer = (gatehouse: Gatehouse, request: Request, env: HttpBindings | Http2Bindings): Promise<Response> => {
@@ -159,7 +162,7 @@ function createRequestGate(shutdownHeaders: Readonly<Record<string, string>>, lo
   };
   return {
     handle: (request, env) => {
-      if (draining) return shuttingDownAnswer(shutdownHeaders);
+      if (draining && !admitted.has(env.incoming)) return shuttingDownAnswer(shutdownHeaders);
       if (ready !== null) return answer(ready, request, env);
       return starting.then((gatehouse) => (gatehouse === null || draining ? shuttingDownAnswer(shutdownHeaders) : answer(gatehouse, request, env)));
     },
@@ -174,6 +177,7 @@ function createRequestGate(shutdownHeaders: Readonly<Record<string, string>>, lo
       if (ready === null || draining) return false;
       const handler = ready.fastRoute(incoming);
       if (handler === null) return false;
+      admitted.add(incoming);
       handler(incoming, outgoing, () => draining).then(
         (answered) => answered || goOn(),
         (error: unknown) => {

@@ -9,6 +9,7 @@
  * Origin`, the session check's fast answers too.
  */
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { MockClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
@@ -68,6 +69,10 @@ describeEachDialect('the login refused on the fast path answers as the app does'
     return line === undefined ? 0 : Number(line.split(' ').pop());
   };
 
+  // Requests the server gave the app (`gatehouse.fetch`): a fast answer adds none, a hand-over one.
+  let appRequests = 0;
+  let libraryFetch: RunningServer['gatehouse']['fetch'];
+
   beforeAll(async () => {
     const opened = await openTestDatabase(dialect);
     database = opened.database;
@@ -82,6 +87,11 @@ describeEachDialect('the login refused on the fast path answers as the app does'
       TRUSTED_ORIGINS: 'https://app.example.com',
     });
     server = await startServer(config, { clock, database, logger: createLogger({ level: 'silent' }), mailer: { send: async () => {} } });
+    libraryFetch = server.gatehouse.fetch.bind(server.gatehouse);
+    server.gatehouse.fetch = (request, info) => {
+      appRequests += 1;
+      return libraryFetch(request, info);
+    };
   });
   afterAll(async () => {
     await server?.stop();
@@ -90,7 +100,7 @@ describeEachDialect('the login refused on the fast path answers as the app does'
 
   async function viaLibrary(sent: Sent): Promise<Raw> {
     const request = new Request(`${server.url}${sent.path ?? '/api/auth/login'}`, { method: sent.method ?? 'POST', headers: sent.headers, body: sent.body });
-    const response = await server.gatehouse.fetch(request, { remoteAddress: '127.0.0.1' });
+    const response = await libraryFetch(request, { remoteAddress: '127.0.0.1' });
     const body = await response.text();
     const flat: Record<string, string> = {};
     response.headers.forEach((value, name) => (flat[name] = value));
@@ -99,8 +109,12 @@ describeEachDialect('the login refused on the fast path answers as the app does'
     return { status: response.status, headers: flat, body };
   }
 
+  /** The fast path's answer over HTTP (the app not asked) beside the library face's. */
   async function same(sent: Sent, status: number): Promise<Raw> {
-    const [fast, library] = [await overHttp(server.url, sent), await viaLibrary(sent)];
+    const before = appRequests;
+    const fast = await overHttp(server.url, sent);
+    expect(appRequests).toBe(before);
+    const library = await viaLibrary(sent);
     expect(fast.status).toBe(status);
     expect(comparable(fast)).toEqual(comparable(library));
     expect(fast.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -108,7 +122,9 @@ describeEachDialect('the login refused on the fast path answers as the app does'
   }
 
   function takes(headers: Record<string, string>, method = 'POST', url = '/api/auth/login'): boolean {
-    const incoming = { method, url, headers: { host: '127.0.0.1', ...headers }, socket: { remoteAddress: '127.0.0.1' } };
+    const all: Record<string, string> = { host: '127.0.0.1', ...headers };
+    const headersDistinct = Object.fromEntries(Object.entries(all).map(([name, value]) => [name, [value]]));
+    const incoming = { method, url, headers: all, headersDistinct, socket: { remoteAddress: '127.0.0.1' } };
     return server.gatehouse.fastRoute(incoming as unknown as http.IncomingMessage) !== null;
   }
 
@@ -159,6 +175,22 @@ describeEachDialect('the login refused on the fast path answers as the app does'
     expect(takes({ ...JSON_TYPE, 'x-forwarded-for': '203.0.113.9' })).toBe(false);
     expect(takes(JSON_TYPE, 'POST', '/api/auth/register')).toBe(false);
     expect(takes({ ...JSON_TYPE, host: 'a b' })).toBe(false);
+    // Two Content-Types: Node keeps the first, the app reads both (its 415).
+    const twice = await new Promise<string>((resolve, reject) => {
+      const body = JSON.stringify({ email: 'someone@example.com', password: 'x' });
+      const { port } = new URL(server.url);
+      const socket = net.connect(Number(port), '127.0.0.1', () =>
+        socket.end(
+          `POST /api/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        ),
+      );
+      let text = '';
+      socket.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      socket.on('end', () => resolve(text.split('\r\n')[0] ?? ''));
+      socket.on('error', reject);
+    });
+    expect(twice).toBe('HTTP/1.1 415 Unsupported Media Type');
     expect(takes({ ...JSON_TYPE, host: '[::1]:8080' })).toBe(true);
     const trusted = await overHttp(server.url, { ...wrongLogin('someone@example.com'), headers: { ...JSON_TYPE, origin: 'https://app.example.com' } });
     expect(trusted.status).toBe(429);
@@ -183,11 +215,13 @@ describeEachDialect('the login refused on the fast path answers as the app does'
     clock.advance(15 * 60 * 1000);
     expect(takes(JSON_TYPE)).toBe(true);
     expect((await overHttp(server.url, wrongLogin(`flood-${dialect}@example.com`))).status).toBe(401);
+    const handedOver = appRequests;
     const signedIn = await overHttp(server.url, {
       headers: JSON_TYPE,
       body: JSON.stringify({ email: `vary-${dialect}@example.com`, password: STRONG_PASSWORD }),
     });
     expect(signedIn.status).toBe(200);
+    expect(appRequests).toBe(handedOver + 1);
     expect(JSON.parse(signedIn.body)).toEqual({ ok: true });
     expect(signedIn.headers['set-cookie']).toMatch(/^gatehouse_session=/);
     await server.gatehouse.sweep();
@@ -205,6 +239,30 @@ describeEachDialect('the login refused on the fast path answers as the app does'
     // Four refusals of 127.0.0.1 in the window: the third login, the fast path's and the library's
     // of the first test, and the trusted origin's of the third test.
     expect(limited).toHaveLength(2);
-    expect(limited[1]!.metadata).toMatchObject({ refusedCount: 4, method: 'password' });
+    expect(limited[1]!.metadata, JSON.stringify(limited)).toMatchObject({ refusedCount: 4, method: 'password' });
+  });
+
+  test('a sign-in whose body was still coming when the drain began is answered by the app, not refused', async () => {
+    clock.advance(15 * 60 * 1000);
+    const answered = new Promise<Raw>((resolve, reject) => {
+      const body = JSON.stringify({ email: `late-${dialect}@example.com`, password: 'Not-The-Password-1' });
+      const headers = { ...JSON_TYPE, 'content-length': String(Buffer.byteLength(body)) };
+      const request = http.request(`${server.url}/api/auth/login`, { method: 'POST', headers }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers as Record<string, string>, body: text }));
+      });
+      request.on('error', reject);
+      request.write(body.slice(0, 10));
+      // The headers are in: the fast path has taken the request and waits for its body.
+      setTimeout(() => {
+        void server.stop();
+        setTimeout(() => request.end(body.slice(10)), 50);
+      }, 50);
+    });
+    const late = await answered;
+    expect(late.status).toBe(401);
+    expect(late.headers.connection).toBe('close');
   });
 });

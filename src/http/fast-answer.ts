@@ -84,5 +84,5 @@ export function writeFastAnswer(
   outgoing.end(answer.body ?? undefined);
   const { route, method, requestId } = request;
   deps.recorder.observeRequest(route, method, answer.status, (performance.now() - request.startedAt) / 1000);
-  if (answer.status >= 400) deps.logger.debug({ requestId, method, path: route, status: answer.status }, 'request refused');
+  if (answer.status >= 400 && answer.status < 500) deps.logger.debug({ requestId, method, path: route, status: answer.status }, 'request refused');
 }

@@ -23,7 +23,8 @@ import type { FastHandler, FastRoute } from '../capability.js';
 import type { Clock } from '../clock.js';
 import { resolveClientIp } from '../http/client-ip.js';
 import { isWellFormedHost, jsonAnswerHeaders, writeFastAnswer, type FastAnswerDeps } from '../http/fast-answer.js';
-import { AppError, errorAnswerBody } from '../errors.js';
+import { AppError } from '../errors.js';
+import { errorAnswerOf, type ErrorAnswer } from '../http/error-answer.js';
 import { MAX_BODY_BYTES, isJsonContentType, parseJsonBody, payloadTooLarge } from '../http/json-body.js';
 import type { RateLimits } from '../limits/rate-limits.js';
 import { readNodeBodyAhead } from '../node-body.js';
@@ -49,17 +50,18 @@ export function loginFastRoute(deps: LoginFastPathDeps): FastRoute {
     if (!isWellFormedHost(headers.host)) return null;
     if (headers.origin !== undefined || headers['sec-fetch-site'] === 'cross-site') return null;
     if (deps.trustProxyHops === 0 && headers['x-forwarded-for'] !== undefined) return null;
-    return isJsonContentType(headers['content-type']) ? handler : null;
+    // Node keeps the first of two Content-Types, the adapter joins them (and the app answers 415):
+    // only a request that sends exactly one is taken.
+    const contentType = incoming.headersDistinct['content-type'];
+    return contentType?.length === 1 && isJsonContentType(contentType[0]) ? handler : null;
   };
 }
 
 function clientIp(deps: Pick<LoginFastPathDeps, 'trustProxyHops'>, incoming: IncomingMessage): string {
   return resolveClientIp({
     remoteAddress: incoming.socket.remoteAddress,
-    readForwardedFor: () => {
-      const forwardedFor = incoming.headers['x-forwarded-for'];
-      return Array.isArray(forwardedFor) ? forwardedFor.join(', ') : forwardedFor;
-    },
+    // As the adapter reads it: repeated headers joined.
+    readForwardedFor: () => incoming.headersDistinct['x-forwarded-for']?.join(', '),
     trustProxyHops: deps.trustProxyHops,
   });
 }
@@ -68,20 +70,23 @@ function refusalAnswerer(deps: LoginFastPathDeps): FastHandler {
   return async (incoming: IncomingMessage, outgoing: ServerResponse, closing: () => boolean): Promise<boolean> => {
     const startedAt = performance.now();
     const now = deps.clock.now();
-    const answer = (error: AppError, requestId = randomUUID()): true => {
-      const body = JSON.stringify(errorAnswerBody(error));
-      const retryAfter: Record<string, string> = error.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(error.retryAfterSeconds) };
+    const answer = ({ status, body: shape, retryAfterSeconds }: ErrorAnswer, requestId = randomUUID()): true => {
+      const body = JSON.stringify(shape);
+      const retryAfter: Record<string, string> = retryAfterSeconds === undefined ? {} : { 'Retry-After': String(retryAfterSeconds) };
       const headers = jsonAnswerHeaders({ 'X-Request-Id': requestId, ...deps.apiHeaders, ...retryAfter }, body);
-      writeFastAnswer(deps, outgoing, { route: LOGIN_PATH, method: 'POST', requestId, startedAt, closing: closing() }, { status: error.status, headers, body });
+      // A body too long is not read on: the connection closes after the answer, rather than
+      // taking in the rest of what the client sends (the adapter drains a bounded amount).
+      const close = closing() || status === 413;
+      writeFastAnswer(deps, outgoing, { route: LOGIN_PATH, method: 'POST', requestId, startedAt, closing: close }, { status, headers, body });
       return true;
     };
     let email: string;
     try {
       const text = await readNodeBodyAhead(incoming, MAX_BODY_BYTES);
-      if (text === null) return answer(payloadTooLarge());
+      if (text === null) return answer(errorAnswerOf(payloadTooLarge(), deps.logger, ''));
       ({ email } = parseJsonBody(loginBody, text, incoming.headers['content-type']));
     } catch (error) {
-      if (error instanceof AppError) return answer(error);
+      if (error instanceof AppError) return answer(errorAnswerOf(error, deps.logger, ''));
       throw error;
     }
     const ip = clientIp(deps, incoming);
@@ -89,8 +94,14 @@ function refusalAnswerer(deps: LoginFastPathDeps): FastHandler {
     const refusal = deps.limits.refusedAlready('login', { ip }, now);
     if (refusal === null) return false;
     const requestId = randomUUID();
-    const userAgent = incoming.headers['user-agent']?.slice(0, MAX_USER_AGENT_CHARS) ?? null;
-    await recordRateLimitedLogin(deps.audit, { ip, userAgent, now, requestId }, email);
-    return answer(refusal, requestId);
+    // As the adapter reads it: repeated User-Agent headers joined.
+    const userAgent = incoming.headersDistinct['user-agent']?.join(', ').slice(0, MAX_USER_AGENT_CHARS) ?? null;
+    try {
+      await recordRateLimitedLogin(deps.audit, { ip, userAgent, now, requestId }, email);
+    } catch (error) {
+      // The app would answer this failure (a 503 for the database down), not run the login again.
+      return answer(errorAnswerOf(error, deps.logger, requestId), requestId);
+    }
+    return answer(errorAnswerOf(refusal, deps.logger, requestId), requestId);
   };
 }
