@@ -17,46 +17,13 @@ import { createLogger } from '../src/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
 import { STRONG_PASSWORD, TEST_JWT_SECRET, describeEachDialect, openTestDatabase } from './support/harness.js';
 import type { DatabaseHandle } from '../src/db/connect.js';
-
-interface Raw {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-interface Sent {
-  path?: string;
-  method?: string;
-  headers?: Record<string, string>;
-  body?: string;
-}
-
-/** What differs by nature between two answers: the request id, and Node's own connection headers. */
-const PER_ANSWER = new Set(['x-request-id', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
-
-function comparable(answer: Raw): Raw {
-  return { ...answer, headers: Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !PER_ANSWER.has(name))) };
-}
+import { comparable, overHttp, viaLibrary, type Raw, type Sent } from './support/fast-path.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
-const wrongLogin = (email: string): Sent => ({ headers: JSON_TYPE, body: JSON.stringify({ email, password: 'Not-The-Password-1' }) });
-
-function overHttp(url: string, sent: Sent): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(`${url}${sent.path ?? '/api/auth/login'}`, { method: sent.method ?? 'POST', headers: sent.headers ?? {} }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => {
-        const flat: Record<string, string> = {};
-        for (const [name, value] of Object.entries(response.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
-        resolve({ status: response.statusCode ?? 0, headers: flat, body });
-      });
-    });
-    request.on('error', reject);
-    request.end(sent.body);
-  });
-}
+/** A request of this file: a POST to the login unless it says otherwise. */
+type LoginSent = Partial<Sent>;
+const toLogin = (sent: LoginSent): Sent => ({ path: '/api/auth/login', method: 'POST', ...sent });
+const wrongLogin = (email: string): LoginSent => ({ headers: JSON_TYPE, body: JSON.stringify({ email, password: 'Not-The-Password-1' }) });
 
 describeEachDialect('the login refused on the fast path answers as the app does', (dialect) => {
   let server: RunningServer;
@@ -98,23 +65,14 @@ describeEachDialect('the login refused on the fast path answers as the app does'
     await drop?.();
   });
 
-  async function viaLibrary(sent: Sent): Promise<Raw> {
-    const request = new Request(`${server.url}${sent.path ?? '/api/auth/login'}`, { method: sent.method ?? 'POST', headers: sent.headers, body: sent.body });
-    const response = await libraryFetch(request, { remoteAddress: '127.0.0.1' });
-    const body = await response.text();
-    const flat: Record<string, string> = {};
-    response.headers.forEach((value, name) => (flat[name] = value));
-    // What the Node adapter adds when it writes a body it knows the length of.
-    if (!('content-length' in flat) && body !== '') flat['content-length'] = String(Buffer.byteLength(body));
-    return { status: response.status, headers: flat, body };
-  }
+  const send = (sent: LoginSent): Promise<Raw> => overHttp(server.url, toLogin(sent));
 
   /** The fast path's answer over HTTP (the app not asked) beside the library face's. */
-  async function same(sent: Sent, status: number): Promise<Raw> {
+  async function same(sent: LoginSent, status: number): Promise<Raw> {
     const before = appRequests;
-    const fast = await overHttp(server.url, sent);
+    const fast = await send(sent);
     expect(appRequests).toBe(before);
-    const library = await viaLibrary(sent);
+    const library = await viaLibrary(libraryFetch, server.url, toLogin(sent));
     expect(fast.status).toBe(status);
     expect(comparable(fast)).toEqual(comparable(library));
     expect(fast.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -132,8 +90,8 @@ describeEachDialect('the login refused on the fast path answers as the app does'
     const email = `flood-${dialect}@example.com`;
     expect(takes(JSON_TYPE)).toBe(true);
     // RATE_LIMIT_LOGIN=2/15m: two wrong passwords through the app, the third refused by the limit.
-    for (let i = 0; i < 2; i++) expect((await overHttp(server.url, wrongLogin(email))).status).toBe(401);
-    const first = await overHttp(server.url, wrongLogin(email));
+    for (let i = 0; i < 2; i++) expect((await send(wrongLogin(email))).status).toBe(401);
+    const first = await send(wrongLogin(email));
     expect(first.status).toBe(429);
 
     const [requests, refusals, logins] = [
@@ -153,7 +111,7 @@ describeEachDialect('the login refused on the fast path answers as the app does'
 
   test('a body that is not a login gets the app 400 or 413, byte for byte, and counts nothing', async () => {
     const refusals = await metric('gatehouse_rate_limit_refusals_total{', 'limit="login"');
-    const malformed: Sent[] = [
+    const malformed: LoginSent[] = [
       { headers: JSON_TYPE, body: '{"email": "x@example.com", "password": ' },
       { headers: JSON_TYPE, body: JSON.stringify({ email: 'not an address', password: 'x' }) },
       { headers: JSON_TYPE, body: '{"email": "a@example.com", "email": "b@example.com", "password": "x"}' },
@@ -192,10 +150,10 @@ describeEachDialect('the login refused on the fast path answers as the app does'
     });
     expect(twice).toBe('HTTP/1.1 415 Unsupported Media Type');
     expect(takes({ ...JSON_TYPE, host: '[::1]:8080' })).toBe(true);
-    const trusted = await overHttp(server.url, { ...wrongLogin('someone@example.com'), headers: { ...JSON_TYPE, origin: 'https://app.example.com' } });
+    const trusted = await send({ ...wrongLogin('someone@example.com'), headers: { ...JSON_TYPE, origin: 'https://app.example.com' } });
     expect(trusted.status).toBe(429);
     expect(trusted.headers['access-control-allow-origin']).toBe('https://app.example.com');
-    expect((await overHttp(server.url, { headers: { 'content-type': 'text/plain' }, body: 'x' })).status).toBe(415);
+    expect((await send({ headers: { 'content-type': 'text/plain' }, body: 'x' })).status).toBe(415);
   });
 
   test('the session check on its fast path carries Vary: Origin like the app', async () => {
@@ -214,9 +172,9 @@ describeEachDialect('the login refused on the fast path answers as the app does'
   test('once the window ends the address signs in again through the app, with the body read before; every refusal is audited', async () => {
     clock.advance(15 * 60 * 1000);
     expect(takes(JSON_TYPE)).toBe(true);
-    expect((await overHttp(server.url, wrongLogin(`flood-${dialect}@example.com`))).status).toBe(401);
+    expect((await send(wrongLogin(`flood-${dialect}@example.com`))).status).toBe(401);
     const handedOver = appRequests;
-    const signedIn = await overHttp(server.url, {
+    const signedIn = await send({
       headers: JSON_TYPE,
       body: JSON.stringify({ email: `vary-${dialect}@example.com`, password: STRONG_PASSWORD }),
     });

@@ -14,36 +14,8 @@ import { MockClock } from '../src/clock.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { startServer, type RunningServer } from '../src/server.js';
+import { comparable, overHttp, viaLibrary, type Raw } from './support/fast-path.js';
 import { STRONG_PASSWORD, TEST_JWT_SECRET, describeEachDialect, openTestDatabase } from './support/harness.js';
-
-interface Raw {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** What differs by nature between two answers: the request id, and Node's own connection headers. */
-const PER_ANSWER = new Set(['x-request-id', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
-
-function comparable(answer: Raw): Raw {
-  return { ...answer, headers: Object.fromEntries(Object.entries(answer.headers).filter(([name]) => !PER_ANSWER.has(name))) };
-}
-
-function overHttp(url: string, path: string, headers: Record<string, string>): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const request = http.get(`${url}${path}`, { headers }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => {
-        const flat: Record<string, string> = {};
-        for (const [name, value] of Object.entries(response.headers)) flat[name] = Array.isArray(value) ? value.join(', ') : String(value);
-        resolve({ status: response.statusCode ?? 0, headers: flat, body });
-      });
-    });
-    request.on('error', reject);
-  });
-}
 
 describeEachDialect('the session check on the fast path answers as the app does', (dialect) => {
   let server: RunningServer;
@@ -82,18 +54,12 @@ describeEachDialect('the session check on the fast path answers as the app does'
     return registered.headers.getSetCookie()[0]!.split(';')[0]!;
   }
 
-  async function viaLibrary(path: string, headers: Record<string, string>): Promise<Raw> {
-    const response = await server.gatehouse.fetch(new Request(`${server.url}${path}`, { headers }), { remoteAddress: '127.0.0.1' });
-    const body = await response.text();
-    const flat: Record<string, string> = {};
-    response.headers.forEach((value, name) => (flat[name] = value));
-    // What the Node adapter adds when it writes a body it knows the length of.
-    if (!('content-length' in flat) && body !== '') flat['content-length'] = String(Buffer.byteLength(body));
-    return { status: response.status, headers: flat, body };
-  }
+  const overHttpGet = (path: string, headers: Record<string, string>): Promise<Raw> => overHttp(server.url, { path, headers });
+  const viaLibraryGet = (path: string, headers: Record<string, string>): Promise<Raw> =>
+    viaLibrary((request, info) => server.gatehouse.fetch(request, info), server.url, { path, headers });
 
   async function same(path: string, headers: Record<string, string>, status: number): Promise<Raw> {
-    const [fast, library] = [await overHttp(server.url, path, headers), await viaLibrary(path, headers)];
+    const [fast, library] = [await overHttpGet(path, headers), await viaLibraryGet(path, headers)];
     expect(fast.status).toBe(status);
     expect(comparable(fast)).toEqual(comparable(library));
     expect(fast.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
@@ -137,8 +103,8 @@ describeEachDialect('the session check on the fast path answers as the app does'
 
     const idle = await signUp(`idle-${randomBytes(3).toString('hex')}@example.com`);
     clock.advance(2 * 60 * 60 * 1000 + 1000);
-    expect((await overHttp(server.url, '/api/auth/session', { cookie: idle })).status).toBe(401);
-    expect((await viaLibrary('/api/auth/session', { cookie: idle })).status).toBe(401);
+    expect((await overHttpGet('/api/auth/session', { cookie: idle })).status).toBe(401);
+    expect((await viaLibraryGet('/api/auth/session', { cookie: idle })).status).toBe(401);
   });
 
   test('what it does not take goes to the app, and the metrics count its answers under the same route', async () => {
@@ -151,8 +117,8 @@ describeEachDialect('the session check on the fast path answers as the app does'
     for (const host of ['exa mple.com', 'x/y', '[::1']) expect(takes('/api/auth/session', { cookie, host })).toBe(false);
     expect(takes('/api/auth/session', { cookie, host: 'auth.example.com:8443' })).toBe(true);
     expect(takes('/api/auth/sessions', { cookie })).toBe(false);
-    expect((await overHttp(server.url, '/api/auth/session?x=1', { cookie })).status).toBe(200);
-    expect((await overHttp(server.url, '/api/auth/session', { cookie, 'x-forwarded-for': '203.0.113.9' })).status).toBe(200);
+    expect((await overHttpGet('/api/auth/session?x=1', { cookie })).status).toBe(200);
+    expect((await overHttpGet('/api/auth/session', { cookie, 'x-forwarded-for': '203.0.113.9' })).status).toBe(200);
 
     const count = async (status: string): Promise<number> => {
       const text = await (await fetch(`${server.url}/metrics`)).text();
@@ -162,8 +128,8 @@ describeEachDialect('the session check on the fast path answers as the app does'
       return line === undefined ? 0 : Number(line.split(' ').pop());
     };
     const [ok, refused] = [await count('200'), await count('401')];
-    await overHttp(server.url, '/api/auth/session', { cookie });
-    await overHttp(server.url, '/api/auth/session', {});
+    await overHttpGet('/api/auth/session', { cookie });
+    await overHttpGet('/api/auth/session', {});
     expect(await count('200')).toBe(ok + 1);
     expect(await count('401')).toBe(refused + 1);
   });
